@@ -1,0 +1,386 @@
+#!/usr/bin/env bats
+# `cr-e2b start`: checks before creation, the steps in the sandbox, the launch.
+
+load test_helper
+
+session_of() { call_field Sandbox.create metadata | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["session"])'; }
+
+@test "start creates the sandbox, writes its files, sets up and launches in three calls" {
+  start_worker
+  run calls
+  assert_output <<'OUT'
+Sandbox.create
+files.write_files
+commands.run
+OUT
+}
+
+@test "start prints the sandbox, the session and the follow-up commands" {
+  start_worker
+  session=$(session_of)
+  assert_output <<OUT
+sandbox  sbx1
+session  $session
+log      cr-e2b log --sandbox sbx1 --follow
+status   cr-e2b status --sandbox sbx1
+brief    cr-e2b brief --sandbox sbx1 --brief FILE
+wait     cr-e2b wait --sandbox sbx1
+kill     cr-e2b kill --sandbox sbx1
+OUT
+}
+
+@test "start --json prints one document with the ids and the commands" {
+  make_repo; with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --json
+  assert_success
+  run python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["sandbox_id"], d["profile"], d["integration_branch"], d["template"], d["timeout"], sorted(d["commands"]))' <<<"$output"
+  assert_output "sbx1 backend main base 3600 ['brief', 'kill', 'log', 'status', 'wait']"
+}
+
+@test "the sandbox gets the profile, the model key and its metadata" {
+  start_worker
+  run call_field Sandbox.create envs
+  assert_output "{\"CR_PROFILE\": \"backend\", \"DISABLE_AUTOUPDATER\": \"1\", \"ANTHROPIC_API_KEY\": \"$MODEL_KEY_VALUE\"}"
+  session=$(session_of)
+  run call_field Sandbox.create metadata
+  assert_output "{\"cr-e2b\": \"1\", \"profile\": \"backend\", \"repo\": \"$REPO\", \"session\": \"$session\", \"integration\": \"main\", \"prefix\": \"claude/\"}"
+  run call_field Sandbox.create timeout
+  assert_output 3600
+}
+
+@test "setup runs identity, clone, install, queue and launch in that order, with a long timeout" {
+  start_worker
+  run tail -n 5 "$(sandbox_home)/.cr/setup"
+  assert_output <<'OUT'
+step git-identity git_identity
+step clone clone
+step install install
+step queue queue
+step launch launch
+OUT
+  run call_field commands.run timeout
+  assert_output 1800
+  [ -f "$(sandbox_home)/repo/README" ]
+  run git config --file "$(sandbox_home)/.gitconfig" user.email
+  assert_output "test@example.com"
+}
+
+@test "the opening is turn one with a new session id, the brief turn two resuming it, from the workdir" {
+  start_worker
+  wait_idle
+  session=$(session_of)
+  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do tr "\n" " " <"$c/argv"; echo "| $(cat "$c/cwd")"; done'
+  assert_output <<OUT
+-p --session-id $session --output-format stream-json --verbose --permission-mode acceptEdits | $(sandbox_home)/repo
+-p --resume $session --output-format stream-json --verbose --permission-mode acceptEdits | $(sandbox_home)/repo
+OUT
+}
+
+@test "the opening is filled in with the profile, branches, session and sandbox" {
+  start_worker
+  wait_idle
+  opening=$(ls "$CLAUDE_STUB_DIR"/calls | head -n 1)
+  run grep -c -e 'backend worker' -e 'e2b:sbx1/' -e '`main`' "$CLAUDE_STUB_DIR/calls/$opening/stdin"
+  [ "$output" -ge 3 ]
+  run grep -E '<[a-z-]+>' "$CLAUDE_STUB_DIR/calls/$opening/stdin"
+  assert_failure 1
+}
+
+@test "a brief with quotes, \$(...), backticks, a leading dash, CRLF and non-ASCII reaches the agent byte for byte" {
+  printf -- '--EPIC? "double" '"'single'"' $(rm -rf /) `id` $HOME \\n\r\nCRLF line\r\nünïcødé ✓ 漢字\n\ttab\n' >tricky.md
+  start_worker tricky.md
+  wait_idle
+  brief_call=$(ls "$CLAUDE_STUB_DIR"/calls | sed -n 2p)
+  cmp tricky.md "$CLAUDE_STUB_DIR/calls/$brief_call/stdin"
+}
+
+@test "a 300 KiB brief reaches the agent byte for byte" {
+  python3 -c 'import sys; sys.stdout.write("EPIC big-1: branch claude/big-1-x, scope a, grants b\n" + "".join("line %06d: ünïcødé `$x` \"q\"\n" % i for i in range(9200)))' >big.md
+  [ "$(wc -c <big.md)" -gt 307200 ]
+  start_worker big.md
+  wait_idle
+  brief_call=$(ls "$CLAUDE_STUB_DIR"/calls | sed -n 2p)
+  cmp big.md "$CLAUDE_STUB_DIR/calls/$brief_call/stdin"
+}
+
+@test "no key appears in any command, written file, sandbox file or output" {
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE" EXTRA_SECRET_VALUE="custom-LEAKCHECK-forwarded-5e6f"
+  make_repo; with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --env EXTRA_SECRET_VALUE
+  assert_success
+  all_output=$output
+  wait_idle
+  printf 'a question\n' >q.md
+  run cr-e2b brief --sandbox sbx1 --brief q.md; all_output+=$output
+  wait_idle
+  run cr-e2b log --sandbox sbx1; all_output+=$output
+  run cr-e2b status --sandbox sbx1; all_output+=$output
+  run cr-e2b status --sandbox sbx1 --json; all_output+=$output
+  recorded=$(recorded_without_create_envs)
+  for key in "$E2B_KEY_VALUE" "$MODEL_KEY_VALUE" "$GITHUB_KEY_VALUE" "$EXTRA_SECRET_VALUE"; do
+    [[ "$all_output" != *"$key"* ]]
+    [[ "$recorded" != *"$key"* ]]
+    run grep -rlF -- "$key" "$(sandbox_home)" "$CLAUDE_STUB_DIR"
+    assert_failure 1
+  done
+  # and they did reach the sandbox's environment, where they belong
+  run call_field Sandbox.create envs
+  assert_output_contains "\"GITHUB_TOKEN\": \"$GITHUB_KEY_VALUE\""
+  assert_output_contains "\"EXTRA_SECRET_VALUE\": \"$EXTRA_SECRET_VALUE\""
+}
+
+@test "the e2b key never enters the sandbox" {
+  start_worker
+  run call_field Sandbox.create envs
+  refute_output_contains E2B_API_KEY
+}
+
+# A git that clones from the local origin whatever the URL, so an https
+# repository can be set up offline.
+git_clones_locally() {
+  cat >"$TEST_DIR/bin/git" <<SH
+#!/bin/bash
+if [ "\$1" = clone ]; then exec /usr/bin/git clone -q "$TEST_DIR/origin.git" "\${@: -1}"; fi
+exec /usr/bin/git "\$@"
+SH
+  chmod +x "$TEST_DIR/bin/git"
+}
+
+@test "with GITHUB_TOKEN, a credential helper for the repository's host only reads the token at use" {
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  make_repo; with_claude; git_clones_locally
+  run cr-e2b start --repo https://git.example.com:8443/team/app.git --profile backend --brief brief.md --workdir repo
+  assert_success
+  sbx_home=$(sandbox_home)
+  run grep -F "$GITHUB_KEY_VALUE" "$sbx_home/.gitconfig"
+  assert_failure 1
+  fill() { printf 'protocol=https\nhost=%s\n\n' "$1" | HOME="$sbx_home" GIT_CONFIG_GLOBAL="$sbx_home/.gitconfig" GITHUB_TOKEN="$GITHUB_KEY_VALUE" /usr/bin/git credential fill 2>/dev/null; }
+  run fill git.example.com:8443
+  assert_output <<OUT
+protocol=https
+host=git.example.com:8443
+username=x-access-token
+password=$GITHUB_KEY_VALUE
+OUT
+  export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
+  run fill evil.example.com
+  refute_output_contains "$GITHUB_KEY_VALUE"
+}
+
+@test "without GITHUB_TOKEN there is no credential helper" {
+  make_repo; with_claude; git_clones_locally
+  run cr-e2b start --repo https://git.example.com/team/app.git --profile backend --brief brief.md --workdir repo
+  assert_success
+  run grep -c credential "$(sandbox_home)/.gitconfig"
+  assert_output 0
+}
+
+@test "a failing step kills the sandbox and names the step with its own output" {
+  make_repo; with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --integration nope
+  assert_failure 1
+  [[ "${lines[0]}" == "cr-e2b: step clone failed (exit 1): "*"nope"* ]]
+  assert_output_contains "cr-e2b: killed sandbox sbx1, which start had made"
+  run calls
+  assert_output <<'OUT'
+Sandbox.create
+files.write_files
+commands.run
+Sandbox.kill
+OUT
+}
+
+@test "--keep-on-failure leaves the sandbox running and says how to stop it" {
+  make_repo; with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --integration nope --keep-on-failure
+  assert_failure 1
+  assert_output_contains "left sandbox sbx1 running"
+  assert_output_contains "cr-e2b kill --sandbox sbx1"
+  run calls
+  refute_output_contains Sandbox.kill
+}
+
+@test "a failing installer fails the start even when it is piped" {
+  make_repo
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install 'false | cat'
+  assert_failure 1
+  [[ "${lines[0]}" == "cr-e2b: step install failed"* ]]
+}
+
+@test "an installer that leaves no working claude fails the start" {
+  make_repo
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install 'true'
+  assert_failure 1
+  [[ "${lines[0]}" == "cr-e2b: step install failed"* ]]
+}
+
+@test "the installer puts claude in ~/.local/bin and start finds it there" {
+  make_repo
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo \
+    --install "mkdir -p ~/.local/bin && ln -s '$FIXTURES/claude' ~/.local/bin/claude"
+  assert_success
+  wait_idle
+  [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 2 ]
+}
+
+@test "Claude Code already in the template is not installed again" {
+  make_repo; with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install "touch '$TEST_DIR/installed'"
+  assert_success
+  [ ! -e "$TEST_DIR/installed" ]
+}
+
+@test "a sandbox command failing is reported, and the sandbox killed" {
+  make_repo; with_claude
+  export FAKE_E2B_FAIL='command:/.cr/setup'
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo
+  assert_failure 1
+  [[ "${lines[0]}" == "cr-e2b: step setup failed (exit 1): simulated failure" ]]
+  run calls
+  assert_output_contains Sandbox.kill
+}
+
+@test "control-room.json supplies the branch, prefix and variable; flags win" {
+  make_repo; with_claude
+  git -C "$TEST_DIR/src" checkout -qb trunk && git -C "$TEST_DIR/src" push -q "$TEST_DIR/origin.git" trunk
+  printf '{"integration_branch": "trunk", "branch_prefix": "w/", "profile_variable": "WORKER_PROFILE"}' >control-room.json
+  run cr-e2b start --repo "$REPO" --profile docs --brief brief.md --workdir repo --prefix bots/
+  assert_success
+  run call_field Sandbox.create metadata
+  assert_output_contains '"integration": "trunk", "prefix": "bots/"'
+  run call_field Sandbox.create envs
+  assert_output_contains '"WORKER_PROFILE": "docs"'
+}
+
+@test "dry-run shows the plan without any key and without contacting e2b" {
+  unset E2B_API_KEY ANTHROPIC_API_KEY
+  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --dry-run
+  assert_success
+  no_sdk_calls
+  brief_size=$(wc -c <brief.md)
+  assert_output_contains "template   base (e2b default)"
+  assert_output_contains "lifetime   3600 s"
+  assert_output_contains "envs       CR_PROFILE DISABLE_AUTOUPDATER"
+  assert_output_contains "  clone         https://github.com/you/app.git (main) into /home/user/repo"
+  assert_output_contains "  /home/user/.cr/inbox/brief.md  $brief_size bytes"
+}
+
+@test "dry-run --json lists steps and files" {
+  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --dry-run --json
+  assert_success
+  no_sdk_calls
+  run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
+  assert_output "git-identity clone install queue launch
+8"
+}
+
+# Each bad input: exit 2, one line naming the problem, and no SDK call at all.
+rejects() {
+  local expected=$1; shift
+  run cr-e2b start "$@"
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "$expected"
+  no_sdk_calls
+}
+
+ok_args=(--repo https://github.com/you/app.git --profile backend --brief brief.md)
+
+@test "start without E2B_API_KEY exits 2 before any SDK call" {
+  unset E2B_API_KEY
+  rejects "E2B_API_KEY is not set" "${ok_args[@]}"
+}
+
+@test "start without a model credential exits 2, and a Claude subscription token is enough" {
+  unset ANTHROPIC_API_KEY
+  rejects "no model credential" "${ok_args[@]}"
+  export CLAUDE_CODE_OAUTH_TOKEN=oauth-LEAKCHECK-token-1234
+  run cr-e2b start "${ok_args[@]}" --dry-run
+  assert_success
+  assert_output_contains CLAUDE_CODE_OAUTH_TOKEN
+}
+
+@test "start rejects a missing, empty, whitespace-only or non-UTF-8 brief" {
+  rejects "cannot read brief nope.md" --repo https://h/r.git --profile backend --brief nope.md
+  : >empty.md
+  rejects "brief empty.md is empty" --repo https://h/r.git --profile backend --brief empty.md
+  printf ' \n\t\n' >blank.md
+  rejects "brief blank.md is empty" --repo https://h/r.git --profile backend --brief blank.md
+  printf '\xff\xfe bad\n' >latin.md
+  rejects "brief latin.md is not UTF-8 text" --repo https://h/r.git --profile backend --brief latin.md
+}
+
+@test "start rejects a bad profile, a bad variable and a variable named like a key" {
+  rejects "--profile must match" --repo https://h/r.git --profile Backend --brief brief.md
+  rejects "--profile must match" --repo https://h/r.git --profile 'a b' --brief brief.md
+  rejects "not a variable name" "${ok_args[@]}" --profile-variable 'CR-PROFILE'
+  rejects "collides with a key" "${ok_args[@]}" --profile-variable GITHUB_TOKEN
+  rejects "collides with a key" "${ok_args[@]}" --profile-variable PATH
+}
+
+@test "start rejects a lifetime that is not a positive whole number" {
+  rejects "--timeout: must be positive: 0" "${ok_args[@]}" --timeout 0
+  rejects "--timeout: not a whole number: 'soon'" "${ok_args[@]}" --timeout soon
+  rejects "--timeout: must be positive: -5" "${ok_args[@]}" --timeout -5
+}
+
+@test "start rejects a repository URL with credentials in it" {
+  rejects "--repo carries credentials" --repo https://x-access-token:ghp_abc@github.com/you/app.git --profile backend --brief brief.md
+  rejects "--repo carries credentials" --repo https://ghp_abc@github.com/you/app.git --profile backend --brief brief.md
+  rejects "--repo must be an https, http, ssh, git or file URL" --repo ftp://h/r.git --profile backend --brief brief.md
+}
+
+@test "the credentials in a rejected URL are not echoed back" {
+  rejects "--repo carries credentials" --repo https://u:SUPERSECRETVALUE@github.com/r.git --profile backend --brief brief.md
+  refute_output_contains SUPERSECRETVALUE
+}
+
+@test "start rejects an unreadable opening and one with an unknown placeholder" {
+  rejects "cannot read opening template nope.md" "${ok_args[@]}" --opening nope.md
+  printf 'Hello <profile>, see <ticket>\n' >opening.md
+  rejects "unknown placeholders: <ticket>" "${ok_args[@]}" --opening opening.md
+}
+
+@test "start needs a git identity from flags or local config" {
+  rm "$HOME/.gitconfig"
+  rejects "no git identity" "${ok_args[@]}"
+  run cr-e2b start "${ok_args[@]}" --git-name Bot --git-email bot@example.com --dry-run
+  assert_success
+  assert_output_contains "Bot <bot@example.com>"
+}
+
+@test "start rejects an --env name that is not set here" {
+  rejects "--env MISSING_VAR is not set in this environment" "${ok_args[@]}" --env MISSING_VAR
+}
+
+@test "start rejects agent args that would take over the session or the output" {
+  rejects "--agent-args must not set --resume" "${ok_args[@]}" --agent-args '--resume abc'
+  rejects "--agent-args must not set --output-format" "${ok_args[@]}" --agent-args=--output-format=json
+  rejects "cannot be split into words" "${ok_args[@]}" --agent-args '--allowedTools "Bash(git'
+}
+
+@test "start rejects an unusable branch name and an unreadable control-room.json" {
+  rejects "--integration is not a usable git branch name" "${ok_args[@]}" --integration 'a..b'
+  printf '{not json' >control-room.json
+  rejects "control-room.json is not valid JSON" "${ok_args[@]}"
+}
+
+@test "start rejects missing required options with one line" {
+  rejects "the following arguments are required: --brief" --repo https://h/r.git --profile backend
+}
+
+@test "an over-cap lifetime is e2b's error, reported in one line" {
+  export FAKE_E2B_MAX_TIMEOUT=3600
+  run cr-e2b start "${ok_args[@]}" --timeout 7200
+  assert_failure 1
+  assert_one_error_line
+  assert_output_contains "lifetime over your plan's cap"
+}
+
+@test "an unknown template is reported in one line" {
+  export FAKE_E2B_FAIL=template
+  run cr-e2b start "${ok_args[@]}" --template nope
+  assert_failure 1
+  assert_one_error_line
+  assert_output_contains "cannot use that template"
+}

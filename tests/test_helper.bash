@@ -1,0 +1,154 @@
+# Shared by every bats file: an isolated HOME, PATH and e2b per test, the
+# recording fake SDK, a stub Claude Code, and tiny assertions.
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+FIXTURES="$ROOT/tests/fixtures"
+
+# Distinctive values, so that a leak anywhere is found by a plain search.
+E2B_KEY_VALUE="e2b_LEAKCHECK_e2bkey_7f3a9c"
+MODEL_KEY_VALUE="sk-ant-LEAKCHECK-modelkey-41d2"
+GITHUB_KEY_VALUE="ghp_LEAKCHECK_githubtoken_88b1"
+
+setup() {
+  TEST_DIR="$BATS_TEST_TMPDIR"
+  export HOME="$TEST_DIR/home" FAKE_E2B_DIR="$TEST_DIR/e2b" CLAUDE_STUB_DIR="$TEST_DIR/claude"
+  mkdir -p "$HOME" "$FAKE_E2B_DIR" "$CLAUDE_STUB_DIR" "$TEST_DIR/bin" "$TEST_DIR/work"
+  export PYTHONPATH="$FIXTURES" PYTHONDONTWRITEBYTECODE=1 FAKE_E2B_PASS=CLAUDE_STUB_DIR
+  export PATH="$TEST_DIR/bin:$ROOT:$(dirname "$(command -v python3)"):/usr/local/bin:/usr/bin:/bin"
+  unset E2B_API_KEY ANTHROPIC_API_KEY CLAUDE_CODE_OAUTH_TOKEN GITHUB_TOKEN NO_COLOR CR_E2B_DEBUG
+  unset FAKE_E2B_FAIL FAKE_E2B_MAX_TIMEOUT FAKE_E2B_LATENCY_MS
+  export E2B_API_KEY="$E2B_KEY_VALUE" ANTHROPIC_API_KEY="$MODEL_KEY_VALUE"
+  export GIT_CONFIG_GLOBAL="$HOME/.gitconfig" GIT_CONFIG_NOSYSTEM=1
+  git config --global user.name "Test Person"
+  git config --global user.email "test@example.com"
+  git config --global init.defaultBranch main
+  cd "$TEST_DIR/work" || return 1
+  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nCount the words.\n' >brief.md
+}
+
+teardown() {
+  # Runners started by the tests are detached; stop whatever is left of them.
+  local pidfile
+  for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/runner.pid "$TEST_DIR"/sbx/.cr/runner.pid; do
+    [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
+  done
+  return 0
+}
+
+# A repository to clone: a bare one with `main`, and its file:// URL in $REPO.
+make_repo() {
+  git init -q "$TEST_DIR/src"
+  echo hello >"$TEST_DIR/src/README"
+  git -C "$TEST_DIR/src" add README
+  git -C "$TEST_DIR/src" commit -qm init
+  git clone -q --bare "$TEST_DIR/src" "$TEST_DIR/origin.git"
+  REPO="file://$TEST_DIR/origin.git"
+}
+
+# Put the stub Claude Code on PATH, as a template that ships it would.
+with_claude() {
+  ln -sf "$FIXTURES/claude" "$TEST_DIR/bin/claude"
+}
+
+# A worker started for real against the fake: sandbox sbx1, stub agent.
+start_worker() {
+  make_repo
+  with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief "${1:-brief.md}" --workdir repo
+  assert_success
+}
+
+sandbox_home() { echo "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/home"; }
+
+# Waits (up to 30 s) until the sandbox's runner has nothing pending.
+wait_idle() {
+  local home i
+  home=$(sandbox_home "${1:-sbx1}")
+  for i in $(seq 300); do
+    [ -z "$(pending_turns "$home")" ] && return 0
+    sleep 0.1
+  done
+  echo "runner did not go idle" >&2
+  return 1
+}
+
+pending_turns() {
+  local f
+  for f in "$1"/.cr/queue/*.md; do
+    [ -e "$f" ] && [ ! -e "${f%.md}.ended" ] && echo "$f"
+  done
+}
+
+# The SDK calls made so far, one name per line.
+calls() {
+  python3 -c 'import json,sys
+for line in open(sys.argv[1]): print(json.loads(line)["call"])' "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+# A field of every recorded call of one kind, one JSON value per line.
+call_field() {
+  python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    if c["call"] == sys.argv[2]: print(json.dumps(c.get(sys.argv[3])))' \
+    "$FAKE_E2B_DIR/calls.jsonl" "$1" "$2"
+}
+
+# Everything recorded except the sandbox's own environment at creation,
+# which is where the keys are meant to go.
+recorded_without_create_envs() {
+  [ -f "$FAKE_E2B_DIR/calls.jsonl" ] || return 0
+  python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    c.pop("envs", None) if c["call"] == "Sandbox.create" else None
+    print(json.dumps(c))' "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+no_sdk_calls() {
+  if [ -s "$FAKE_E2B_DIR/calls.jsonl" ]; then
+    echo "expected no SDK call, got:" >&2; calls >&2; return 1
+  fi
+}
+
+assert_success() {
+  if [ "$status" -ne 0 ]; then
+    printf 'expected success, got exit %s\noutput: %s\n' "$status" "$output" >&2; return 1
+  fi
+}
+
+assert_failure() {
+  if [ "$status" -ne "$1" ]; then
+    printf 'expected exit %s, got %s\noutput: %s\n' "$1" "$status" "$output" >&2; return 1
+  fi
+}
+
+# assert_output TEXT, or the expected text on stdin (a heredoc).
+assert_output() {
+  local expected
+  if [ $# -gt 0 ]; then expected=$1; else expected=$(cat); fi
+  if [ "$output" != "$expected" ]; then
+    printf -- '--- expected\n%s\n--- actual\n%s\n' "$expected" "$output" >&2; return 1
+  fi
+}
+
+assert_output_contains() {
+  if [[ "$output" != *"$1"* ]]; then
+    printf 'expected output to contain: %s\noutput: %s\n' "$1" "$output" >&2; return 1
+  fi
+}
+
+refute_output_contains() {
+  if [[ "$output" == *"$1"* ]]; then
+    printf 'expected output not to contain: %s\noutput: %s\n' "$1" "$output" >&2; return 1
+  fi
+}
+
+# One line on stderr, prefixed with the tool's name, and no traceback.
+assert_one_error_line() {
+  local lines
+  lines=$(printf '%s\n' "$output" | grep -c .)
+  if [ "$lines" -ne 1 ] || [[ "$output" != "cr-e2b: "* ]] || [[ "$output" == *Traceback* ]]; then
+    printf 'expected one "cr-e2b: ..." line, got:\n%s\n' "$output" >&2; return 1
+  fi
+}
