@@ -1,0 +1,252 @@
+#!/usr/bin/env bats
+# The turn runner, executed for real: a temporary directory stands in for the
+# sandbox user's home, and the stub Claude Code records every turn.
+
+load test_helper
+
+setup_runner() {
+  SBX="$TEST_DIR/sbx"
+  mkdir -p "$SBX/.cr/inbox" "$SBX/repo"
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$SBX/.cr/runner"
+  echo 7d3c1a52-0c57-4b8e-9d1e-5f2a40c9e111 >"$SBX/.cr/session"
+  echo "$SBX/repo" >"$SBX/.cr/workdir"
+  printf -- '--permission-mode\0acceptEdits\0' >"$SBX/.cr/agent-args"
+  printf 'ANTHROPIC_API_KEY\n' >"$SBX/.cr/secret-names"
+  with_claude
+}
+
+sbx_runner() { HOME="$SBX" bash "$SBX/.cr/runner" "$@"; }
+
+# Enqueues a prompt (given as an argument, or a file with -f) and kicks a runner,
+# exactly as `cr-e2b brief` does. Prints "turn ahead".
+send() {
+  local inbox="$SBX/.cr/inbox/$RANDOM$RANDOM.md"
+  if [ "$1" = -f ]; then cp "$2" "$inbox"; else printf '%s\n' "$1" >"$inbox"; fi
+  sbx_runner enqueue "$inbox" && sbx_runner kick
+}
+
+idle() {
+  local i
+  for i in $(seq 600); do
+    [ -z "$(pending_turns "$SBX")" ] && return 0
+    sleep 0.1
+  done
+  echo "the runner did not go idle" >&2; return 1
+}
+
+# The prompts the stub received, in the order it received them.
+prompts_seen() {
+  local c
+  for c in "$CLAUDE_STUB_DIR"/calls/*; do head -n 1 "$c/stdin"; done
+}
+
+turns_json() {
+  PYTHONPATH="$ROOT" python3 -c 'import json, sys, cr_e2b
+print(json.dumps(cr_e2b.fold_records(open(sys.argv[1]).read().splitlines())))' "$SBX/.cr/turns.jsonl"
+}
+
+turn_field() {
+  turns_json | python3 -c 'import json,sys; t=json.load(sys.stdin); print(" ".join(str(x[sys.argv[1]]) for x in t))' "$1"
+}
+
+@test "ten briefs sent while a slow turn runs become ten turns, in order, never two at once" {
+  setup_runner
+  send "opening STUB_SLEEP=1"
+  for i in $(seq 10); do send "brief $i" >/dev/null; done
+  idle
+  run prompts_seen
+  assert_output <<'OUT'
+opening STUB_SLEEP=1
+brief 1
+brief 2
+brief 3
+brief 4
+brief 5
+brief 6
+brief 7
+brief 8
+brief 9
+brief 10
+OUT
+  [ ! -e "$CLAUDE_STUB_DIR/overlaps" ]
+  run python3 -c 'import glob, sys
+calls = sorted(glob.glob(sys.argv[1] + "/calls/*"))
+spans = [(float(open(c + "/start").read()), float(open(c + "/end").read())) for c in calls]
+print(all(a[1] <= b[0] for a, b in zip(spans, spans[1:])))' "$CLAUDE_STUB_DIR"
+  assert_output True
+}
+
+@test "brief is queued while a turn runs and says how many turns are ahead of it" {
+  setup_runner
+  run send "opening STUB_SLEEP=1"
+  assert_output "1 0"
+  run send "second"
+  assert_output "2 1"
+  run send "third"
+  assert_output "3 2"
+  idle
+}
+
+@test "a brief that arrives while the runner is finishing is run" {
+  setup_runner
+  for i in $(seq 30); do
+    send "quick $i" >/dev/null
+    sleep "0.0$((RANDOM % 6))"
+  done
+  idle
+  [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 30 ]
+  run prompts_seen
+  [ "${lines[29]}" = "quick 30" ]
+  [ ! -e "$CLAUDE_STUB_DIR/overlaps" ]
+}
+
+@test "a failing turn does not stop the next one, and is not sent again" {
+  setup_runner
+  send "fails STUB_EXIT=3" >/dev/null
+  send "next" >/dev/null
+  idle
+  run prompts_seen
+  assert_output "fails STUB_EXIT=3
+next"
+  run turn_field exit_code
+  assert_output "3 0"
+  run turn_field state
+  assert_output "failed ok"
+}
+
+@test "an is_error result counts as a failed turn" {
+  setup_runner
+  send "STUB_ERROR" >/dev/null
+  idle
+  run turn_field state
+  assert_output failed
+}
+
+@test "a failed opening does not lose the first brief, which resumes the session it made" {
+  setup_runner
+  send "opening STUB_EXIT=1" >/dev/null
+  send "first brief" >/dev/null
+  idle
+  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do sed -n 2p "$c/argv"; cat "$c/exit"; done'
+  assert_output "--session-id
+1
+--resume
+0"
+}
+
+@test "a brief after an opening that never made a session starts the session itself" {
+  setup_runner
+  send "opening STUB_CRASH" >/dev/null
+  send "first brief" >/dev/null
+  idle
+  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do sed -n 2p "$c/argv"; cat "$c/exit"; done'
+  assert_output "--session-id
+1
+--session-id
+0"
+}
+
+@test "every prompt reaches Claude Code byte for byte, on stdin, never in argv" {
+  setup_runner
+  printf -- '-p --resume "x" $(id) `id` \\ \r\nsecond line ünï ✓\n' >p1.md
+  printf 'no final newline' >p2.md
+  python3 -c 'import sys; sys.stdout.write("".join("%d ünïcødé `x` \"q\"\n" % i for i in range(12000)))' >p3.md
+  for p in p1 p2 p3; do send -f $p.md >/dev/null; done
+  idle
+  calls=("$CLAUDE_STUB_DIR"/calls/*)
+  cmp p1.md "${calls[0]}/stdin"
+  cmp p2.md "${calls[1]}/stdin"
+  cmp p3.md "${calls[2]}/stdin"
+  run cat "${calls[0]}/argv"
+  assert_output <<'OUT'
+-p
+--session-id
+7d3c1a52-0c57-4b8e-9d1e-5f2a40c9e111
+--output-format
+stream-json
+--verbose
+--permission-mode
+acceptEdits
+OUT
+}
+
+@test "killing the runner mid-turn and sending another brief goes on without losing the queue" {
+  setup_runner
+  send "slow STUB_SLEEP=2" >/dev/null
+  send "queued one" >/dev/null
+  sleep 0.5
+  kill -9 "$(cat "$SBX/.cr/runner.pid")"
+  send "after the kill" >/dev/null
+  idle
+  run prompts_seen
+  assert_output "slow STUB_SLEEP=2
+queued one
+after the kill"
+  [ ! -e "$CLAUDE_STUB_DIR/overlaps" ]
+  run turn_field state
+  assert_output "lost ok ok"
+}
+
+@test "the turn records hold number, prompt, first line, times, exit code, outcome, last line, cost, duration and denials" {
+  setup_runner
+  send "EPIC wc-3: branch claude/wc-3-x, scope a, grants b STUB_LAST=EPIC wc-3 BLOCKED need a key" >/dev/null
+  idle
+  run turns_json
+  run python3 -c 'import json,sys
+t = json.loads(sys.argv[1])[0]
+for k in ("turn", "prompt", "first_line", "exit_code", "is_error", "last_line", "session_cost_usd", "duration_ms", "permission_denials", "state"):
+    print(k, t[k])
+print(all(t[k].endswith("Z") for k in ("queued_at", "started_at", "ended_at")))' "$output"
+  assert_output <<'OUT'
+turn 1
+prompt queue/000001.md
+first_line EPIC wc-3: branch claude/wc-3-x, scope a, grants b STUB_LAST=EPIC wc-3 BLOCKED need a key
+exit_code 0
+is_error False
+last_line EPIC wc-3 BLOCKED need a key
+session_cost_usd 0.25
+duration_ms 1500
+permission_denials 0
+state blocked
+True
+OUT
+}
+
+@test "the log has a marker of the runner's own at each turn's start and end" {
+  setup_runner
+  send "hello" >/dev/null
+  idle
+  run grep '"type":"cr-e2b"' "$SBX/.cr/log"
+  [ "${#lines[@]}" -eq 2 ]
+  [[ "${lines[0]}" == '{"type":"cr-e2b","event":"turn-start","turn":1,"prompt":"queue/000001.md","first_line":"hello","at":"'*'"}' ]]
+  [[ "${lines[1]}" == '{"type":"cr-e2b","event":"turn-end","turn":1,"exit":0,"at":"'*'"}' ]]
+}
+
+@test "a first line with quotes, backslashes and tabs is kept as valid JSON" {
+  setup_runner
+  printf 'say "hi" \\ back\tslash\n' >q.md
+  send -f q.md >/dev/null
+  idle
+  run turn_field first_line
+  assert_output "$(printf 'say "hi" \\ back\tslash')"
+}
+
+@test "nothing the runner writes holds a key's value" {
+  setup_runner
+  export ANTHROPIC_API_KEY="$MODEL_KEY_VALUE" GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  send "hello" >/dev/null
+  send "again STUB_EXIT=2" >/dev/null
+  idle
+  run grep -rlF -e "$MODEL_KEY_VALUE" -e "$GITHUB_KEY_VALUE" -e "$E2B_KEY_VALUE" "$SBX"
+  assert_failure 1
+}
+
+@test "a second drainer leaves at once while one is running" {
+  setup_runner
+  send "slow STUB_SLEEP=1" >/dev/null
+  sleep 0.3
+  run timeout 5 bash -c 'HOME="$1" bash "$1/.cr/runner" drain' _ "$SBX"
+  assert_success
+  idle
+  [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 1 ]
+}
