@@ -152,3 +152,16 @@ assert_one_error_line() {
     printf 'expected one "cr-e2b: ..." line, got:\n%s\n' "$output" >&2; return 1
   fi
 }
+
+# A sandbox as cr-e2b leaves it (sbx1, runner in place, nothing running), made
+# straight through the fake so that no call is recorded.
+make_sandbox() {
+  python3 -c 'import e2b; e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": "backend",
+    "repo": "https://git.example.com/team/app.git", "session": "9b30a883-73ad-4531-bba2-05e112cdb160"})'
+  local home
+  home=$(sandbox_home)
+  mkdir -p "$home/.cr/queue"
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$home/.cr/runner"
+  printf 'ANTHROPIC_API_KEY\n' >"$home/.cr/secret-names"
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+}
