@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# `cr-e2b brief`, `cr-e2b wait` and `cr-e2b kill`, against a worker started for real.
+
+load test_helper
+
+brief() { printf '%s\n' "$@" >next.md; run cr-e2b brief --sandbox sbx1 --brief next.md; }
+
+@test "brief queues a follow-up and says its turn and how many are ahead" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=2\n' >slow.md
+  start_worker slow.md
+  brief "EPIC wc-3: branch claude/wc-3-x, scope a, grants b" "and the docs too"
+  assert_success
+  assert_output "queued as turn 3, 1 ahead of it"
+  wait_idle
+  run bash -c 'tail -n 1 "$(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 1)/stdin"'
+  assert_output "and the docs too"
+}
+
+@test "brief costs three calls: connect, one write and one command" {
+  start_worker
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  brief "EPIC wc-3: branch claude/wc-3-x, scope a, grants b"
+  run calls
+  assert_output "Sandbox.connect
+files.write_files
+commands.run"
+}
+
+@test "a brief that is not an EPIC line is delivered, with a warning that it is a question" {
+  start_worker
+  wait_idle
+  brief "how far along are you?"
+  assert_success
+  assert_output "cr-e2b: the brief's first line is not 'EPIC <id>: branch ...': the worker will take it as a question and change nothing
+queued as turn 3, 0 ahead of it"
+  wait_idle
+  [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 3 ]
+}
+
+@test "brief --json and a brief read from stdin" {
+  start_worker
+  run bash -c 'printf "EPIC wc-9: branch claude/wc-9-y, scope a, grants b\n" | cr-e2b brief --sandbox sbx1 --brief - --json'
+  assert_success
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["turn"])' "$output"
+  assert_output "['ahead', 'sandbox_id', 'turn'] 3"
+}
+
+@test "a brief restarts a dead worker, which runs every queued turn" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=2\n' >slow.md
+  start_worker slow.md
+  sleep 0.5
+  kill -9 "$(cat "$(sandbox_home)/.cr/runner.pid")"
+  brief "still there?"
+  assert_success
+  wait_idle
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "worker    idle"
+  assert_output_contains "last turn 3 ok"
+}
+
+@test "brief to an unknown sandbox is one line, exit 3, and writes nothing" {
+  brief "hello"
+  assert_failure 3
+  assert_output_contains "cr-e2b: no such sandbox: sbx1 (unknown, expired or killed)"
+  run calls
+  assert_output Sandbox.connect
+}
+
+@test "brief with an unreadable or empty file exits 2 before any call" {
+  run cr-e2b brief --sandbox sbx1 --brief missing.md
+  assert_failure 2
+  assert_one_error_line
+  : >empty.md
+  run cr-e2b brief --sandbox sbx1 --brief empty.md
+  assert_failure 2
+  no_sdk_calls
+}
+
+wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
+
+@test "wait exits 0 when the last turn succeeded" {
+  start_worker
+  wait_for
+  assert_success
+  assert_output ""
+}
+
+@test "wait exits 4 when the last turn failed" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_EXIT=2\n' >failing.md
+  start_worker failing.md
+  wait_for
+  assert_failure 4
+  assert_output "cr-e2b: turn 2 failed: exit 2"
+}
+
+@test "wait exits 5 when the last turn ended BLOCKED" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_LAST=EPIC wc-3 BLOCKED need the staging key\n' >blocked.md
+  start_worker blocked.md
+  wait_for
+  assert_failure 5
+  assert_output "cr-e2b: turn 2 blocked: EPIC wc-3 BLOCKED need the staging key"
+}
+
+@test "wait exits 6 when its timeout passes while a turn runs" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=4\n' >slow.md
+  start_worker slow.md
+  wait_for --timeout 1
+  assert_failure 6
+  assert_output_contains "still busy after 1 s: running turn"
+}
+
+@test "wait exits 3 when the sandbox is gone" {
+  wait_for
+  assert_failure 3
+  assert_one_error_line
+}
+
+@test "wait --json reports the outcome and the last turn" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_LAST=EPIC wc-3 BLOCKED stuck\n' >blocked.md
+  start_worker blocked.md
+  wait_for --json
+  assert_failure 5
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["outcome"], d["exit_code"], d["last_turn"]["last_line"])' "$output"
+  assert_output "['exit_code', 'last_turn', 'outcome', 'sandbox_id'] blocked 5 EPIC wc-3 BLOCKED stuck"
+  run cr-e2b wait --sandbox nosuch --json
+  assert_failure 3
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["last_turn"])' "$output"
+  assert_output "gone None"
+}
+
+@test "wait on a dead worker says so instead of waiting forever" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=3\n' >slow.md
+  start_worker slow.md
+  sleep 0.5
+  kill -9 "$(cat "$(sandbox_home)/.cr/runner.pid")"
+  wait_for
+  assert_failure 1
+  assert_output "cr-e2b: sandbox sbx1: dead: turns are queued but no runner is alive (a brief restarts it)"
+}
+
+@test "kill kills the sandbox in one call and prints nothing" {
+  start_worker
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b kill --sandbox sbx1
+  assert_success
+  assert_output ""
+  run calls
+  assert_output Sandbox.kill
+  run cr-e2b status --sandbox sbx1
+  assert_failure 3
+}
+
+@test "kill of a paused sandbox does not resume it" {
+  make_sandbox
+  python3 - "$FAKE_E2B_DIR/sandboxes/sbx1/info.json" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1])); info["state"] = "paused"; json.dump(info, open(sys.argv[1], "w"))
+PY
+  run cr-e2b kill --sandbox sbx1
+  assert_success
+  run call_field Sandbox.kill state
+  assert_output '"paused"'
+  run calls
+  refute_output_contains Sandbox.connect
+}
+
+@test "kill of an unknown sandbox is one line and exit 3" {
+  run cr-e2b kill --sandbox nosuch
+  assert_failure 3
+  assert_output "cr-e2b: no such sandbox: nosuch (unknown, expired or killed)"
+}

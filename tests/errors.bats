@@ -1,0 +1,86 @@
+#!/usr/bin/env bats
+# Failures from e2b: one line, a documented exit code, no traceback, no key.
+
+load test_helper
+
+@test "every verb needs E2B_API_KEY and says so before any call" {
+  unset E2B_API_KEY
+  for verb in "brief --sandbox sbx1 --brief brief.md" "log --sandbox sbx1" "status --sandbox sbx1" \
+              "list" "wait --sandbox sbx1" "kill --sandbox sbx1"; do
+    run cr-e2b $verb
+    assert_failure 2
+    assert_output "cr-e2b: E2B_API_KEY is not set; export your e2b key"
+  done
+  no_sdk_calls
+}
+
+@test "an invalid e2b key is one line and exit 1" {
+  export FAKE_E2B_FAIL=auth
+  for verb in "start --repo https://h/r.git --profile backend --brief brief.md" "status --sandbox sbx1" "list" "kill --sandbox sbx1"; do
+    run cr-e2b $verb
+    assert_failure 1
+    assert_one_error_line
+    assert_output_contains "e2b refused the API key (check E2B_API_KEY)"
+    refute_output_contains "$E2B_KEY_VALUE"
+  done
+}
+
+@test "a rate limit is one line and exit 7, to try again later" {
+  export FAKE_E2B_FAIL=ratelimit
+  run cr-e2b start --repo https://h/r.git --profile backend --brief brief.md
+  assert_failure 7
+  assert_one_error_line
+  assert_output_contains "rate limiting or busy; try again later"
+}
+
+@test "a network failure is one line and exit 7" {
+  export FAKE_E2B_FAIL=network
+  run cr-e2b list
+  assert_failure 7
+  assert_output "cr-e2b: cannot reach e2b (network): [Errno 111] Connection refused"
+}
+
+@test "--debug and CR_E2B_DEBUG show the traceback" {
+  export FAKE_E2B_FAIL=network
+  run cr-e2b --debug list
+  assert_output_contains Traceback
+  CR_E2B_DEBUG=1 run cr-e2b list
+  assert_output_contains Traceback
+}
+
+@test "no e2b SDK installed is one line, not an ImportError" {
+  export PYTHONPATH="$TEST_DIR/empty"
+  mkdir -p "$PYTHONPATH/e2b"
+  printf 'raise ImportError("No module named e2b")\n' >"$PYTHONPATH/e2b/__init__.py"
+  run cr-e2b list
+  assert_failure 1
+  assert_output "cr-e2b: the e2b SDK is not installed: pip install 'e2b>=2.51,<3'"
+}
+
+@test "help, version and usage errors do not import the e2b SDK" {
+  export PYTHONPATH="$TEST_DIR/tripwire"
+  mkdir -p "$PYTHONPATH/e2b"
+  printf 'import sys\nsys.stderr.write("e2b imported\\n")\n' >"$PYTHONPATH/e2b/__init__.py"
+  for args in "--help" "--version" "start --help" "start --repo x" "log" "kill --sandbox 'bad id'"; do
+    run bash -c "cr-e2b $args"
+    refute_output_contains "e2b imported"
+  done
+  unset E2B_API_KEY ANTHROPIC_API_KEY
+  run cr-e2b start --repo https://h/r.git --profile backend --brief brief.md --dry-run
+  assert_success
+  refute_output_contains "e2b imported"
+}
+
+@test "help shows an example and the exit codes" {
+  run cr-e2b wait --help
+  assert_success
+  assert_output_contains "example:
+  cr-e2b wait --sandbox SANDBOX_ID --timeout 1800"
+  assert_output_contains "5 last turn BLOCKED (wait)"
+}
+
+@test "--version prints the version" {
+  run cr-e2b --version
+  assert_success
+  [[ "$output" =~ ^cr-e2b\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bats
+# `cr-e2b status` and `cr-e2b list`: what a worker is doing, at a glance.
+
+load test_helper
+
+# sbx1 after the five turns of the recorded stream, all ended.
+with_history() {
+  make_sandbox
+  local home n
+  home=$(sandbox_home)
+  cp "$FIXTURES/streams/worker.log" "$home/.cr/log"
+  cp "$FIXTURES/streams/turns.jsonl" "$home/.cr/turns.jsonl"
+  for n in 1 2 3 4 5; do
+    echo prompt >"$home/.cr/queue/00000$n.md"
+    : >"$home/.cr/queue/00000$n.ended"
+  done
+}
+
+# Turn 6 queued behind nothing: a runner would start it.
+queue_turn_six() {
+  local home
+  home=$(sandbox_home)
+  echo "status?" >"$home/.cr/queue/000006.md"
+  echo '{"turn":6,"event":"queued","at":"2026-11-29T10:10:00Z","prompt":"queue/000006.md","first_line":"status?"}' >>"$home/.cr/turns.jsonl"
+}
+
+fake_live_runner() {
+  bash -c 'exec -a "runner drain" sleep 60' &
+  echo $! >"$(sandbox_home)/.cr/runner.pid"
+}
+
+@test "status shows the sandbox, the worker idle, the last turn, cost and denials" {
+  with_history
+  run cr-e2b status --sandbox sbx1
+  assert_success
+  [[ "${lines[0]}" =~ ^"sandbox   sbx1 (running, "[0-9]+m[0-9]{2}s" left)"$ ]]
+  output=$(printf '%s\n' "${lines[@]:1}")
+  assert_output <<'OUT'
+profile   backend
+repo      https://git.example.com/team/app.git
+session   9b30a883-73ad-4531-bba2-05e112cdb160
+worker    idle
+last turn 5 failed (exit 137): (no final line)
+cost      $0.1527
+denials   1
+OUT
+}
+
+@test "status costs three calls: info, connect and one command" {
+  with_history
+  run cr-e2b status --sandbox sbx1
+  run calls
+  assert_output "Sandbox.get_info
+Sandbox.connect
+commands.run"
+}
+
+@test "status shows the turn running, since when, and how many are queued" {
+  with_history
+  queue_turn_six
+  home=$(sandbox_home)
+  echo '{"turn":6,"event":"started","at":"2026-11-29T10:10:01Z","flag":"--resume"}' >>"$home/.cr/turns.jsonl"
+  echo "later" >"$home/.cr/queue/000007.md"
+  echo '{"turn":7,"event":"queued","at":"2026-11-29T10:10:02Z","prompt":"queue/000007.md","first_line":"later"}' >>"$home/.cr/turns.jsonl"
+  fake_live_runner
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "worker    running turn 6 since 2026-11-29T10:10:01Z, 1 queued"
+}
+
+@test "status calls a worker dead when turns are queued and no runner is alive" {
+  with_history
+  queue_turn_six
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "worker    dead: turns are queued but no runner is alive (a brief restarts it)"
+}
+
+@test "status of a paused sandbox does not resume it" {
+  with_history
+  python3 - "$FAKE_E2B_DIR/sandboxes/sbx1/info.json" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1])); info["state"] = "paused"; json.dump(info, open(sys.argv[1], "w"))
+PY
+  run cr-e2b status --sandbox sbx1
+  assert_success
+  [[ "${lines[0]}" == "sandbox   sbx1 (paused, "* ]]
+  assert_output_contains "worker    unknown while the sandbox is paused (a brief resumes it)"
+  run calls
+  assert_output Sandbox.get_info
+}
+
+@test "status --json has the documented fields" {
+  with_history
+  run cr-e2b status --sandbox sbx1 --json
+  assert_success
+  run python3 -c 'import json,sys
+d = json.loads(sys.argv[1])
+print(sorted(d))
+print(sorted(d["worker"]))
+print(sorted(d["last_turn"]))
+print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["permission_denials"], d["turns"])' "$output"
+  assert_output <<'OUT'
+['end_at', 'last_turn', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'started_at', 'state', 'turns', 'worker']
+['queued', 'since', 'state', 'turn']
+['duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'permission_denials', 'prompt', 'queued_at', 'session_cost_usd', 'started_at', 'state', 'turn']
+running idle 5 0.152688 1 5
+OUT
+}
+
+@test "status of an unknown sandbox is one line and exit 3" {
+  run cr-e2b status --sandbox nosuch
+  assert_failure 3
+  assert_one_error_line
+}
+
+@test "status of a live worker after start and a brief" {
+  start_worker
+  wait_idle
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "worker    idle"
+  assert_output_contains "last turn 2 ok (exit 0): WORKER stub READY"
+  assert_output_contains "cost      \$0.2500"
+}
+
+make_worker_sandbox() { # profile repo
+  python3 -c 'import sys, e2b; e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": sys.argv[1], "repo": sys.argv[2], "session": "s"})' "$1" "$2"
+  sleep 0.01
+}
+
+@test "list shows every sandbox cr-e2b made, newest first, and no other" {
+  make_worker_sandbox backend https://h/app.git
+  python3 -c 'import e2b; e2b.Sandbox.create(timeout=60, metadata={"owner": "someone else"})'
+  make_worker_sandbox docs https://h/app.git
+  make_worker_sandbox frontend https://h/web.git
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b list
+  assert_success
+  output=$(printf '%s\n' "${lines[@]}" | sed -E 's/ [0-9]+m[0-9]{2}s left$/ N left/')
+  assert_output <<'OUT'
+sbx4  frontend  https://h/web.git  running  N left
+sbx3  docs  https://h/app.git  running  N left
+sbx1  backend  https://h/app.git  running  N left
+OUT
+  run calls
+  assert_output "Sandbox.list
+Sandbox.list"
+}
+
+@test "list --json gives one document with a row per sandbox" {
+  make_worker_sandbox backend https://h/app.git
+  run cr-e2b list --json
+  assert_success
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d["sandboxes"][0]))' "$output"
+  assert_output "['end_at', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'started_at', 'state']"
+}
+
+@test "list with no workers prints nothing and succeeds" {
+  run cr-e2b list
+  assert_success
+  assert_output ""
+}
