@@ -1,0 +1,95 @@
+"""Checks an e2b SDK against every call, parameter, field and exception cr-e2b uses.
+
+    python tests/contract.py          the e2b installed for this Python
+    python tests/contract.py --fake   the recording fake in tests/fixtures
+
+The list of what cr-e2b uses is cr-e2b's own SDK_CONTRACT, read from its
+importable twin, so the code, the fake and this check name the same things.
+Prints one line per check and exits 1 if any fails (or the SDK won't import).
+"""
+
+import dataclasses
+import inspect
+import os
+import sys
+import typing
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def names_of(target):
+    """Every name a caller may use on target: parameters, fields, attributes."""
+    found = set(dir(target))
+    if dataclasses.is_dataclass(target):
+        found |= {f.name for f in dataclasses.fields(target)}
+    if callable(target):
+        signatures = []
+        try:
+            signatures.append(inspect.signature(target))
+        except (TypeError, ValueError):
+            pass
+        get_overloads = getattr(typing, "get_overloads", lambda _: [])
+        signatures += [inspect.signature(o) for o in get_overloads(target)]
+        for signature in signatures:
+            found |= set(signature.parameters)
+    return found
+
+
+def resolve(module, dotted):
+    """Follows a path like Sandbox.files.write_files, through typed properties."""
+    target = module
+    for part in dotted.split("."):
+        attribute = inspect.getattr_static(target, part, None) if inspect.isclass(target) else None
+        if isinstance(attribute, property):
+            target = typing.get_type_hints(attribute.fget)["return"]
+        else:
+            target = getattr(target, part)
+    return target
+
+
+def check(module, contract):
+    results = []
+    for dotted, wanted in contract.items():
+        if dotted == "exceptions":
+            for name in wanted:
+                ok = isinstance(getattr(module, name, None), type) and \
+                    issubclass(getattr(module, name), BaseException)
+                results.append((ok, f"exception {name}"))
+            continue
+        try:
+            target = resolve(module, dotted)
+        except (AttributeError, KeyError, NameError) as exc:
+            results.append((False, f"{dotted}: missing ({exc})"))
+            continue
+        missing = [name for name in wanted if name not in names_of(target)]
+        label = f"{dotted}({', '.join(wanted)})"
+        results.append((not missing, label + (f": missing {', '.join(missing)}" if missing else "")))
+    return results
+
+
+def main():
+    fake = "--fake" in sys.argv[1:]
+    if fake:
+        sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures"))
+    sys.path.insert(0, ROOT)
+    import cr_e2b
+    try:
+        import e2b
+    except Exception as exc:
+        print(f"not ok cannot import the e2b SDK: {type(exc).__name__}: {exc}")
+        return 1
+    version = "fake" if fake else getattr(e2b, "__version__", None) or metadata_version()
+    failed = 0
+    for ok, label in check(e2b, cr_e2b.SDK_CONTRACT):
+        failed += not ok
+        print(f"{'ok' if ok else 'not ok'} e2b {version}: {label}")
+    return 1 if failed else 0
+
+
+def metadata_version():
+    from importlib.metadata import version
+    return version("e2b")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
