@@ -169,3 +169,12 @@ PY
   assert_failure 3
   assert_output "cr-e2b: no such sandbox: nosuch (unknown, expired or killed)"
 }
+
+@test "wait reports a sandbox killed while it waits as gone, exit 3" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=3\n' >slow.md
+  start_worker slow.md
+  (sleep 0.6; cr-e2b kill --sandbox sbx1) &
+  wait_for
+  assert_failure 3
+  assert_output "cr-e2b: no such sandbox: sbx1 (unknown, expired or killed)"
+}
