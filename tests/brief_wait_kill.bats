@@ -152,10 +152,7 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
 
 @test "kill of a paused sandbox does not resume it" {
   make_sandbox
-  python3 - "$FAKE_E2B_DIR/sandboxes/sbx1/info.json" <<'PY'
-import json, sys
-info = json.load(open(sys.argv[1])); info["state"] = "paused"; json.dump(info, open(sys.argv[1], "w"))
-PY
+  pause_sandbox
   run cr-e2b kill --sandbox sbx1
   assert_success
   run call_field Sandbox.kill state

@@ -76,10 +76,7 @@ commands.run"
 
 @test "status of a paused sandbox does not resume it" {
   with_history
-  python3 - "$FAKE_E2B_DIR/sandboxes/sbx1/info.json" <<'PY'
-import json, sys
-info = json.load(open(sys.argv[1])); info["state"] = "paused"; json.dump(info, open(sys.argv[1], "w"))
-PY
+  pause_sandbox
   run cr-e2b status --sandbox sbx1
   assert_success
   [[ "${lines[0]}" == "sandbox   sbx1 (paused, "* ]]

@@ -165,3 +165,13 @@ make_sandbox() {
   printf 'ANTHROPIC_API_KEY\n' >"$home/.cr/secret-names"
   rm -f "$FAKE_E2B_DIR/calls.jsonl"
 }
+
+# What e2b does when a sandbox's lifetime runs out with on_timeout=pause.
+pause_sandbox() {
+  python3 - "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1]))
+info["state"] = "paused"
+json.dump(info, open(sys.argv[1], "w"))
+PY
+}
