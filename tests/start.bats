@@ -204,14 +204,14 @@ OUT
   make_repo
   run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install 'false | cat'
   assert_failure 1
-  [[ "${lines[0]}" == "cr-e2b: step install failed"* ]]
+  [ "${lines[0]}" = "cr-e2b: step install failed (exit 1): the installer failed (exit 1)" ]
 }
 
 @test "an installer that leaves no working claude fails the start" {
   make_repo
   run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install 'true'
   assert_failure 1
-  [[ "${lines[0]}" == "cr-e2b: step install failed"* ]]
+  [[ "${lines[0]}" == "cr-e2b: step install failed (exit 1): "*"claude: command not found" ]]
 }
 
 @test "the installer puts claude in ~/.local/bin and start finds it there" {
