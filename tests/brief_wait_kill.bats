@@ -8,6 +8,7 @@ brief() { printf '%s\n' "$@" >next.md; run cr-e2b brief --sandbox sbx1 --brief n
 @test "brief queues a follow-up and says its turn and how many are ahead" {
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=2\n' >slow.md
   start_worker slow.md
+  turn_ended 1
   brief "EPIC wc-3: branch claude/wc-3-x, scope a, grants b" "and the docs too"
   assert_success
   assert_output "queued as turn 3, 1 ahead of it"

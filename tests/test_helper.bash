@@ -72,6 +72,17 @@ wait_idle() {
   return 1
 }
 
+# Waits (up to 30 s) until turn N of the sandbox has ended.
+turn_ended() {
+  local i
+  for i in $(seq 300); do
+    [ -e "$(sandbox_home)/.cr/queue/$(printf %06d "$1").ended" ] && return 0
+    sleep 0.1
+  done
+  echo "turn $1 did not end" >&2
+  return 1
+}
+
 pending_turns() {
   local f
   for f in "$1"/.cr/queue/*.md; do
