@@ -78,7 +78,7 @@ def main():
     except Exception as exc:
         print(f"not ok cannot import the e2b SDK: {type(exc).__name__}: {exc}")
         return 1
-    version = "fake" if fake else getattr(e2b, "__version__", None) or metadata_version()
+    version = "fake" if fake else getattr(e2b, "__version__", None) or installed_version(e2b)
     failed = 0
     for ok, label in check(e2b, cr_e2b.SDK_CONTRACT):
         failed += not ok
@@ -86,9 +86,12 @@ def main():
     return 1 if failed else 0
 
 
-def metadata_version():
-    from importlib.metadata import version
-    return version("e2b")
+def installed_version(module):
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("e2b")
+    except PackageNotFoundError:
+        return f"(not installed: {os.path.dirname(module.__file__)})"
 
 
 if __name__ == "__main__":

@@ -109,6 +109,13 @@ OUT
   assert_one_error_line
 }
 
+@test "status --json of a gone sandbox says gone, and exits 3" {
+  run bash -c 'cr-e2b status --sandbox nosuch --json 2>/dev/null'
+  assert_failure 3
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1]))' "$output"
+  assert_output "{'sandbox_id': 'nosuch', 'state': 'gone'}"
+}
+
 @test "status of a live worker after start and a brief" {
   start_worker
   wait_idle
