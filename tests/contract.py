@@ -87,11 +87,15 @@ def main():
 
 
 def installed_version(module):
-    from importlib.metadata import PackageNotFoundError, version
+    """The installed distribution's version, if it is the module imported."""
+    from importlib.metadata import PackageNotFoundError, distribution
     try:
-        return version("e2b")
-    except PackageNotFoundError:
-        return f"(not installed: {os.path.dirname(module.__file__)})"
+        installed = distribution("e2b")
+        if os.path.samefile(installed.locate_file("e2b/__init__.py"), module.__file__):
+            return installed.version
+    except (PackageNotFoundError, OSError):
+        pass
+    return f"(not installed: {os.path.dirname(module.__file__)})"
 
 
 if __name__ == "__main__":

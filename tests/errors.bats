@@ -97,7 +97,9 @@ load test_helper
 }
 
 @test "the contract check fails when the SDK cannot be imported" {
-  run env PYTHONPATH="$TEST_DIR/nothing" python3 -I "$ROOT/tests/contract.py"
+  mkdir -p "$TEST_DIR/broken/e2b"
+  printf 'raise ImportError("cannot import name Sandbox")\n' >"$TEST_DIR/broken/e2b/__init__.py"
+  run env PYTHONPATH="$TEST_DIR/broken" python3 "$ROOT/tests/contract.py"
   assert_failure 1
   assert_output_contains "not ok cannot import the e2b SDK"
 }
