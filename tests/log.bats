@@ -28,7 +28,7 @@ Installing Claude Code native build latest...
  !! denied  Bash  git push origin claude/wc-3-count
     I could not push; the key I was given is [redacted].
     EPIC wc-3 READY 4b825dc642cb6eb9a060e54bf8d69288fbee4904 https://git.example.com/team/app/pull/7
---- turn 2 ok · 0.1 s · $0.2563 session · 1 denial · EPIC wc-3 READY 4b825dc642cb6eb9a060e54bf8d69288fbee4904 https://git.example.com/team/app/pull/7
+--- turn 2 undelivered · 0.1 s · $0.2563 session · 1 denial · denied: git push origin claude/wc-3-count · EPIC wc-3 READY 4b825dc642cb6eb9a060e54bf8d69288fbee4904 https://git.example.com/team/app/pull/7
 === turn 3 · 2026-11-29T10:02:00Z · are you stuck?
     claude-opus-5-5 · default · claude 2.1.332
  !! API retry 1/10: 529 overloaded (next in 0.6 s)

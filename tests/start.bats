@@ -71,8 +71,8 @@ OUT
   session=$(session_of)
   run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do tr "\n" " " <"$c/argv"; echo "| $(cat "$c/cwd")"; done'
   assert_output <<OUT
--p --session-id $session --output-format stream-json --verbose --permission-mode acceptEdits | $(sandbox_home)/repo
--p --resume $session --output-format stream-json --verbose --permission-mode acceptEdits | $(sandbox_home)/repo
+-p --session-id $session --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*) | $(sandbox_home)/repo
+-p --resume $session --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*) | $(sandbox_home)/repo
 OUT
 }
 
@@ -271,7 +271,7 @@ OUT
   no_sdk_calls
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
   assert_output "git-identity clone install queue launch
-8"
+9"
 }
 
 # Each bad input: exit 2, one line naming the problem, and no SDK call at all.

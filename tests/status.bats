@@ -41,6 +41,7 @@ repo      https://git.example.com/team/app.git
 session   9b30a883-73ad-4531-bba2-05e112cdb160
 worker    idle
 last turn 5 failed (exit 137): (no final line)
+work      no git repository in repo (did setup fail at clone?)
 cost      $0.1527
 denials   1
 OUT
@@ -94,12 +95,12 @@ d = json.loads(sys.argv[1])
 print(sorted(d))
 print(sorted(d["worker"]))
 print(sorted(d["last_turn"]))
-print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["permission_denials"], d["turns"])' "$output"
+print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["permission_denials"], d["turns"], d["work"])' "$output"
   assert_output <<'OUT'
-['end_at', 'last_turn', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'started_at', 'state', 'turns', 'worker']
+['end_at', 'last_turn', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'started_at', 'state', 'turns', 'work', 'worker']
 ['queued', 'since', 'state', 'turn']
-['duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'permission_denials', 'prompt', 'queued_at', 'session_cost_usd', 'started_at', 'state', 'turn']
-running idle 5 0.152688 1 5
+['denied_delivery', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'permission_denials', 'prompt', 'queued_at', 'session_cost_usd', 'started_at', 'state', 'turn']
+running idle 5 0.152688 1 5 {'workdir': 'repo', 'git': False}
 OUT
 }
 

@@ -174,6 +174,7 @@ make_sandbox() {
   mkdir -p "$home/.cr/queue"
   PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$home/.cr/runner"
   printf 'ANTHROPIC_API_KEY\n' >"$home/.cr/secret-names"
+  printf 'repo\n' >"$home/.cr/workdir"
   rm -f "$FAKE_E2B_DIR/calls.jsonl"
 }
 
