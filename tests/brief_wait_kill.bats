@@ -17,12 +17,13 @@ brief() { printf '%s\n' "$@" >next.md; run cr-e2b brief --sandbox sbx1 --brief n
   assert_output "and the docs too"
 }
 
-@test "brief costs three calls: connect, one write and one command" {
+@test "brief costs four calls: its state, connect, one write and one command" {
   start_worker
   rm "$FAKE_E2B_DIR/calls.jsonl"
   brief "EPIC wc-3: branch claude/wc-3-x, scope a, grants b"
   run calls
-  assert_output "Sandbox.connect
+  assert_output "Sandbox.get_info
+Sandbox.connect
 files.write_files
 commands.run"
 }
@@ -64,7 +65,7 @@ queued as turn 3, 0 ahead of it"
   assert_failure 3
   assert_output_contains "cr-e2b: no such sandbox: sbx1 (unknown, expired or killed)"
   run calls
-  assert_output Sandbox.connect
+  assert_output Sandbox.get_info
 }
 
 @test "brief with an unreadable or empty file exits 2 before any call" {

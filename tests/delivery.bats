@@ -187,7 +187,7 @@ Sandbox.kill"
   assert_output Sandbox.kill
 }
 
-@test "diff shows the branch, unpushed commits, uncommitted files and the change against the integration branch, in two calls" {
+@test "diff shows the branch, unpushed commits, uncommitted files and the change against the integration branch, in three calls" {
   idle_worker
   commit_in_worker 42
   echo new >"$(workdir)/notes.txt"
@@ -220,7 +220,8 @@ index 0000000..3e75765
 +new
 OUT
   run calls
-  assert_output "Sandbox.connect
+  assert_output "Sandbox.get_info
+Sandbox.connect
 commands.run"
 }
 

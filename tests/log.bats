@@ -96,11 +96,12 @@ Error: something went badly wrong
 OUT
 }
 
-@test "log costs two calls: the connect and one command" {
+@test "log costs three calls: its state, the connect and one command" {
   with_worker_log
   run cr-e2b log --sandbox sbx1
   run calls
-  assert_output "Sandbox.connect
+  assert_output "Sandbox.get_info
+Sandbox.connect
 commands.run"
 }
 
@@ -163,8 +164,8 @@ fetched = sum(len(c[:c.rfind(b"\n") + 1]) for c in chunks)
 print(len(chunks) > 3, fetched == len(open(sys.argv[2], "rb").read()))' "$FAKE_E2B_DIR/calls.jsonl" "$home/.cr/log"
   assert_output "True True"
   run calls
-  [ "${lines[0]}" = Sandbox.connect ]
-  [ "$(grep -c Sandbox.connect <<<"$output")" -eq 1 ]
+  [ "${lines[0]} ${lines[1]}" = "Sandbox.get_info Sandbox.connect" ]
+  [ "$(grep -c -e Sandbox.connect -e Sandbox.get_info <<<"$output")" -eq 2 ]
 }
 
 @test "log of an unknown sandbox is one line and exit 3" {

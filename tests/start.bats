@@ -271,7 +271,7 @@ OUT
   no_sdk_calls
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
   assert_output "git-identity clone install queue launch
-9"
+11"
 }
 
 # Each bad input: exit 2, one line naming the problem, and no SDK call at all.

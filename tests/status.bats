@@ -97,8 +97,8 @@ print(sorted(d["worker"]))
 print(sorted(d["last_turn"]))
 print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["permission_denials"], d["turns"], d["work"])' "$output"
   assert_output <<'OUT'
-['end_at', 'last_turn', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'started_at', 'state', 'turns', 'work', 'worker']
-['queued', 'since', 'state', 'turn']
+['end_at', 'fork', 'last_turn', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'started_at', 'state', 'turns', 'work', 'worker']
+['queued', 'setup', 'since', 'state', 'turn']
 ['denied_delivery', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'permission_denials', 'prompt', 'queued_at', 'session_cost_usd', 'started_at', 'state', 'turn']
 running idle 5 0.152688 1 5 {'workdir': 'repo', 'git': False}
 OUT

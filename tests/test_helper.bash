@@ -27,10 +27,15 @@ setup() {
 }
 
 teardown() {
-  # Runners started by the tests are detached; stop whatever is left of them.
-  local pidfile
+  # Runners started by the tests are detached, and a sandbox left running has
+  # its commands' process groups; stop whatever is left of them.
+  local pidfile group
   for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/runner.pid "$TEST_DIR"/sbx/.cr/runner.pid; do
     [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
+  done
+  for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/pids; do
+    [ -f "$pidfile" ] || continue
+    while read -r group; do kill -KILL -- "-$group" 2>/dev/null; done <"$pidfile"
   done
   return 0
 }

@@ -1,0 +1,318 @@
+#!/usr/bin/env bats
+# Workers that outlive the clock and survive the user: lifecycle, extend,
+# pause, resume, fork, briefs during setup, and signals during start.
+
+load test_helper
+
+seconds_left() {
+  python3 -c 'import json, sys
+from datetime import datetime, timezone
+end = datetime.fromisoformat(json.load(open(sys.argv[1]))["end_at"])
+print(int((end - datetime.now(timezone.utc)).total_seconds()))' "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json"
+}
+
+sandbox_state() {
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["state"])' \
+    "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json"
+}
+
+# Sets the fake sandbox's deadline to N seconds from now.
+deadline_in() {
+  python3 - "$FAKE_E2B_DIR/sandboxes/sbx1/info.json" "$1" <<'PY'
+import json, sys
+from datetime import datetime, timedelta, timezone
+info = json.load(open(sys.argv[1]))
+info["end_at"] = (datetime.now(timezone.utc) + timedelta(seconds=int(sys.argv[2]))).isoformat()
+json.dump(info, open(sys.argv[1], "w"))
+PY
+}
+
+@test "at the end of its lifetime e2b kills the sandbox by default, or pauses it with --on-timeout pause" {
+  start_worker
+  run call_field Sandbox.create lifecycle
+  assert_output '{"on_timeout": "kill"}'
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --on-timeout pause
+  assert_success
+  run call_field Sandbox.create lifecycle
+  assert_output '{"on_timeout": "pause"}'
+}
+
+@test "extend sets the time left, shorter or longer, in one call" {
+  make_sandbox
+  run cr-e2b extend --sandbox sbx1 --timeout 600
+  assert_success
+  [[ "$output" =~ ^"sandbox sbx1 running, 10m00s left (until "[0-9T:-]+"+00:00)"$ ]]
+  run calls
+  assert_output Sandbox.set_timeout
+  run seconds_left
+  [ "$output" -ge 595 ] && [ "$output" -le 600 ]
+  run cr-e2b extend --sandbox sbx1 --timeout 7200 --json
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["seconds_left"], d["state"])' "$output"
+  assert_output "['end_at', 'sandbox_id', 'seconds_left', 'state'] 7200 running"
+}
+
+@test "a lifetime over the plan's cap is one line naming the cap" {
+  make_sandbox
+  export FAKE_E2B_MAX_TIMEOUT=3600
+  run cr-e2b extend --sandbox sbx1 --timeout 7200
+  assert_failure 1
+  assert_output "cr-e2b: --timeout 7200 is over your plan's cap of 3600 s"
+}
+
+@test "extend of an unknown sandbox is exit 3" {
+  run cr-e2b extend --sandbox nosuch --timeout 60
+  assert_failure 3
+  assert_one_error_line
+}
+
+@test "pause pauses in one call, and status and list show the worker paused with its time left" {
+  make_sandbox
+  run cr-e2b pause --sandbox sbx1
+  assert_success
+  assert_output "sandbox sbx1 paused, files and processes kept; cr-e2b resume --sandbox sbx1 carries it on"
+  run calls
+  assert_output Sandbox.pause
+  [ "$(sandbox_state)" = paused ]
+  run cr-e2b status --sandbox sbx1
+  [[ "${lines[0]}" =~ ^"sandbox   sbx1 (paused, "[0-9]+m[0-9]{2}s" left)"$ ]]
+  run cr-e2b list
+  [[ "$output" =~ "sbx1  backend  https://git.example.com/team/app.git  paused  "[0-9]+m[0-9]{2}s" left" ]]
+}
+
+@test "resume --timeout resumes in one call with that much life" {
+  make_sandbox
+  pause_sandbox
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b resume --sandbox sbx1 --timeout 1200 --json
+  assert_success
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["state"], d["seconds_left"])' "$output"
+  assert_output "running 1200"
+  run calls
+  assert_output Sandbox.connect
+  [ "$(sandbox_state)" = running ]
+  run seconds_left
+  [ "$output" -ge 1195 ]
+}
+
+@test "resume without --timeout keeps the time until the sandbox's deadline" {
+  make_sandbox
+  deadline_in 1800
+  pause_sandbox
+  run cr-e2b resume --sandbox sbx1
+  assert_success
+  run seconds_left
+  [ "$output" -ge 1790 ]
+}
+
+@test "log, wait and diff never shorten a paused sandbox's life when they resume it" {
+  make_sandbox
+  deadline_in 1800
+  for verb in log wait diff; do
+    pause_sandbox
+    run cr-e2b "$verb" --sandbox sbx1
+    [ "$(sandbox_state)" = running ]
+    run seconds_left
+    [ "$output" -ge 1790 ] || { echo "$verb left $output s" >&2; return 1; }
+  done
+}
+
+@test "a paused sandbox whose time ran out is resumed with e2b's least, 300 s" {
+  make_sandbox
+  deadline_in 0
+  pause_sandbox
+  run cr-e2b log --sandbox sbx1
+  run call_field Sandbox.connect timeout
+  assert_output 300
+}
+
+@test "reconnecting to a running sandbox asks for no more life than it has" {
+  make_sandbox
+  run cr-e2b log --sandbox sbx1
+  run call_field Sandbox.connect timeout
+  assert_output null
+}
+
+@test "brief --timeout leaves the sandbox at least that much life as it delivers" {
+  start_worker
+  wait_idle
+  printf 'a question\n' >q.md
+  run cr-e2b brief --sandbox sbx1 --brief q.md --timeout 7000
+  assert_success
+  run call_field Sandbox.connect timeout
+  assert_output 7000
+  run seconds_left
+  [ "$output" -ge 6990 ]
+}
+
+@test "a brief sent while setup is installing waits: turn 1 is the opening, then the first brief, then it" {
+  make_repo
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nsecond\n' >late.md
+  cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo \
+    --install "sleep 2; mkdir -p ~/.local/bin && ln -s '$FIXTURES/claude' ~/.local/bin/claude" >"$TEST_DIR/start.out" 2>&1 &
+  local start_pid=$!
+  for _ in $(seq 100); do
+    [ "$(cat "$(sandbox_home)/.cr/step" 2>/dev/null)" = install ] && break
+    sleep 0.1
+  done
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "worker    setting up; turns wait for its launch step"
+  run cr-e2b brief --sandbox sbx1 --brief late.md
+  assert_success
+  assert_output "queued as turn 3, 0 ahead of it"
+  wait "$start_pid" || { cat "$TEST_DIR/start.out" >&2; return 1; }
+  wait_idle
+  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do sed -n 1p "$c/stdin" | cut -c1-40; cat "$c/exit"; done'
+  assert_output <<'OUT'
+# You are the backend worker of a contro
+0
+EPIC wc-3: branch claude/wc-3-count, sco
+0
+EPIC wc-3: branch claude/wc-3-x, scope a
+0
+OUT
+}
+
+@test "a kept sandbox whose setup failed says so: status, wait exits 1, brief is refused" {
+  make_repo; with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo \
+    --integration nosuch --keep-on-failure
+  assert_failure 1
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "worker    setup failed at step clone: nothing will run"
+  run cr-e2b wait --sandbox sbx1 --interval 0.1
+  assert_failure 1
+  assert_output "cr-e2b: sandbox sbx1: setup failed at step clone: nothing will run"
+  printf 'a question\n' >q.md
+  run cr-e2b brief --sandbox sbx1 --brief q.md
+  assert_failure 1
+  assert_output_contains "setup failed at step clone; no turn can run"
+}
+
+fork_brief() { printf 'EPIC wc-7: branch claude/wc-7-try, scope src/, grants -\nTry it your way.\n' >try.md; }
+
+@test "fork makes copies that carry on the session, each with the brief and its copy number" {
+  start_worker
+  wait_idle
+  fork_brief
+  session=$(call_field Sandbox.create metadata | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b fork --sandbox sbx1 --count 2 --brief try.md
+  assert_success
+  assert_output "copy 1  sbx2  brief queued as turn 3
+copy 2  sbx3  brief queued as turn 3"
+  run calls
+  assert_output <<'OUT'
+Sandbox.get_info
+Sandbox.connect
+commands.run
+Sandbox.fork
+files.write_files
+commands.run
+files.write_files
+commands.run
+OUT
+  wait_idle sbx2
+  wait_idle sbx3
+  run bash -c 'for c in $(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 2); do sed -n 2,3p "$c/argv" | tr "\n" " "; tail -n 1 "$c/stdin"; done'
+  assert_output "--resume $session You are copy 1 of 2, forked from sandbox sbx1; the other copies work on this same brief. Push your work to the brief's branch name followed by \`-copy1\`, open your own pull request from it, and use that branch in your READY line.
+--resume $session You are copy 2 of 2, forked from sandbox sbx1; the other copies work on this same brief. Push your work to the brief's branch name followed by \`-copy2\`, open your own pull request from it, and use that branch in your READY line."
+  last=$(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 1)
+  head -c "$(wc -c <try.md)" "$last/stdin" | cmp - try.md
+  run cr-e2b status --sandbox sbx3
+  assert_output_contains "fork      copy 2 of sbx1"
+}
+
+@test "fork refuses while a turn runs, and --force forks anyway in one call" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=5\n' >slow.md
+  start_worker slow.md
+  turn_ended 1
+  run cr-e2b fork --sandbox sbx1
+  assert_failure 1
+  assert_output_contains "cr-e2b: sandbox sbx1 is running turn 2 since "
+  assert_output_contains "; its copies would go on with that work, pushes included: wait for it, or fork --force"
+  run calls
+  refute_output_contains Sandbox.fork
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b fork --sandbox sbx1 --force --json
+  assert_success
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["parent"], [(c["copy"], c["sandbox_id"], c["parent"], c["turn"], c["error"]) for c in d["copies"]])' "$output"
+  assert_output "sbx1 [(1, 'sbx2', 'sbx1', None, None)]"
+  run calls
+  assert_output Sandbox.fork
+  run call_field Sandbox.fork timeout
+  assert_output 3600
+}
+
+@test "fork --count over e2b's 20 or an unreadable brief exits 2 before any call" {
+  run cr-e2b fork --sandbox sbx1 --count 21
+  assert_failure 2
+  assert_output "cr-e2b: --count is at most 20 (e2b's limit): 21"
+  run cr-e2b fork --sandbox sbx1 --brief missing.md
+  assert_failure 2
+  no_sdk_calls
+}
+
+# start, in the background, stopped by a signal once the fake shows it is at
+# a given point; records the exit status, the time it took and its stderr.
+start_then_signal() { # signal marker-command start-options...
+  local signal=$1 marker=$2 pid t0
+  shift 2
+  make_repo
+  cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo "$@" \
+    >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+  pid=$!
+  for _ in $(seq 200); do eval "$marker" && break; sleep 0.05; done
+  t0=$(date +%s%N)
+  kill "-$signal" "$pid"
+  status=0
+  wait "$pid" || status=$?
+  took_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  output=$(cat "$TEST_DIR/err")
+}
+
+in_create() { [ -e "$FAKE_E2B_DIR/slow-Sandbox.create" ]; }
+in_install() { [ "$(cat "$(sandbox_home)/.cr/step" 2>/dev/null)" = install ]; }
+
+@test "SIGTERM while e2b is still answering create kills the sandbox it made, by its session, and exits 143" {
+  export FAKE_E2B_SLOW=Sandbox.create:30
+  start_then_signal TERM in_create
+  assert_failure 143
+  assert_output "cr-e2b: interrupted (SIGTERM): killed sandbox sbx1, which start had made"
+  [ "$took_ms" -lt 5000 ]
+  [ "$(sandbox_state)" = killed ]
+}
+
+@test "Ctrl-C during setup kills the sandbox at once and exits 130" {
+  start_then_signal INT in_install --install "sleep 30"
+  assert_failure 130
+  assert_output "cr-e2b: interrupted (SIGINT): killed sandbox sbx1, which start had made"
+  [ "$took_ms" -lt 5000 ]
+  [ "$(sandbox_state)" = killed ]
+}
+
+@test "SIGHUP during setup with --keep-on-failure keeps the sandbox, names it and exits 129" {
+  start_then_signal HUP in_install --install "sleep 30" --keep-on-failure
+  assert_failure 129
+  assert_output "cr-e2b: interrupted (SIGHUP): left sandbox sbx1 running for you to inspect (--keep-on-failure); stop it with: cr-e2b kill --sandbox sbx1"
+  [ "$(sandbox_state)" = running ]
+}
+
+@test "a second Ctrl-C while start kills its sandbox exits at once, still naming it" {
+  export FAKE_E2B_SLOW=Sandbox.kill:30
+  make_repo
+  cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install "sleep 30" \
+    >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+  pid=$!
+  for _ in $(seq 200); do in_install && break; sleep 0.05; done
+  kill -INT "$pid"
+  for _ in $(seq 200); do [ -e "$FAKE_E2B_DIR/slow-Sandbox.kill" ] && break; sleep 0.05; done
+  t0=$(date +%s%N)
+  kill -INT "$pid"
+  status=0
+  wait "$pid" || status=$?
+  [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 2000 ]
+  assert_failure 130
+  output=$(cat "$TEST_DIR/err")
+  assert_output "cr-e2b: interrupted (SIGINT) while killing sandbox sbx1; it may still be running: cr-e2b kill --sandbox sbx1"
+}
