@@ -44,13 +44,13 @@ queued as turn 3, 0 ahead of it"
   run bash -c 'printf "EPIC wc-9: branch claude/wc-9-y, scope a, grants b\n" | cr-e2b brief --sandbox sbx1 --brief - --json'
   assert_success
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["turn"])' "$output"
-  assert_output "['ahead', 'sandbox_id', 'turn'] 3"
+  assert_output "['ahead', 'already_queued', 'sandbox_id', 'turn'] 3"
 }
 
 @test "a brief restarts a dead worker, which runs every queued turn" {
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=2\n' >slow.md
   start_worker slow.md
-  sleep 0.5
+  turn_started 2
   kill -9 "$(cat "$(sandbox_home)/.cr/runner.pid")"
   brief "still there?"
   assert_success
@@ -69,7 +69,7 @@ queued as turn 3, 0 ahead of it"
 }
 
 @test "brief with an unreadable or empty file exits 2 before any call" {
-  run cr-e2b brief --sandbox sbx1 --brief missing.md
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief missing.md
   assert_failure 2
   assert_one_error_line
   : >empty.md
@@ -112,7 +112,7 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
 }
 
 @test "wait exits 3 when the sandbox is gone" {
-  wait_for
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --interval 0.2
   assert_failure 3
   assert_one_error_line
 }
@@ -133,7 +133,7 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
 @test "wait on a dead worker says so instead of waiting forever" {
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=3\n' >slow.md
   start_worker slow.md
-  sleep 0.5
+  turn_started 2
   kill -9 "$(cat "$(sandbox_home)/.cr/runner.pid")"
   wait_for
   assert_failure 1
@@ -149,7 +149,7 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
 @test "wait reports a sandbox killed while it waits as gone, exit 3" {
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=3\n' >slow.md
   start_worker slow.md
-  (sleep 0.6; cr-e2b kill --sandbox sbx1 --force) &
+  (turn_started 2 && cr-e2b kill --sandbox sbx1 --force) &
   wait_for
   assert_failure 3
   assert_output "cr-e2b: no such sandbox: sbx1 (unknown, expired or killed)"

@@ -114,7 +114,7 @@ OUT
   run cr-e2b kill --sandbox sbx1 --save brief.md
   assert_failure 2
   assert_output "cr-e2b: --save brief.md is not a directory"
-  run cr-e2b kill --sandbox sbx1 --save brief.md/saved
+  run --separate-stderr cr-e2b kill --sandbox sbx1 --save brief.md/saved
   assert_failure 2
   assert_one_error_line
   mkdir saved && : >saved/worker.log
@@ -168,7 +168,7 @@ Sandbox.kill"
 @test "kill refuses when it cannot look inside the sandbox, and --force still kills" {
   make_sandbox
   rm "$(sandbox_home)/.cr/runner"
-  run cr-e2b kill --sandbox sbx1
+  run --separate-stderr cr-e2b kill --sandbox sbx1
   assert_failure 9
   assert_one_error_line
   assert_output_contains "cr-e2b: cannot look inside sandbox sbx1 for unsaved work ("

@@ -61,7 +61,7 @@ PY
 }
 
 @test "extend of an unknown sandbox is exit 3" {
-  run cr-e2b extend --sandbox nosuch --timeout 60
+  run --separate-stderr cr-e2b extend --sandbox nosuch --timeout 60
   assert_failure 3
   assert_one_error_line
 }

@@ -122,6 +122,18 @@ commands.run"
   refute_output_contains $'\033['
 }
 
+# Waits (up to 30 s) until the follower has made N polls (commands), so that
+# what the test writes next arrives between two of them.
+polls_made() {
+  local i
+  for i in $(seq 300); do
+    [ "$(calls | grep -c commands.run)" -ge "$1" ] && return 0
+    sleep 0.1
+  done
+  echo "no poll $1" >&2
+  return 1
+}
+
 # A process that looks like a live runner to `peek`.
 fake_live_runner() {
   bash -c 'exec -a "runner drain" sleep 60' &
@@ -136,12 +148,12 @@ fake_live_runner() {
   sed -n '2,8p' "$FIXTURES/streams/worker.log" >"$home/.cr/log"
   cr-e2b log --sandbox sbx1 --follow --until-idle --interval 0.2 >followed.txt &
   follower=$!
-  sleep 1
+  polls_made 1
   sed -n '9,10p' "$FIXTURES/streams/worker.log" >>"$home/.cr/log"
   printf '{"type":"assistant","message":{"content":[{"type":"text","text":"half a li' >>"$home/.cr/log"
-  sleep 1
+  polls_made 3
   printf 'ne"}]}}\n' >>"$home/.cr/log"
-  sleep 1
+  polls_made 5
   : >"$home/.cr/queue/000001.ended"
   wait "$follower"
   run cat followed.txt
@@ -169,7 +181,7 @@ print(len(chunks) > 3, fetched == len(open(sys.argv[2], "rb").read()))' "$FAKE_E
 }
 
 @test "log of an unknown sandbox is one line and exit 3" {
-  run cr-e2b log --sandbox nosuch
+  run --separate-stderr cr-e2b log --sandbox nosuch
   assert_failure 3
   assert_one_error_line
   assert_output "cr-e2b: no such sandbox: nosuch (unknown, expired or killed)"
@@ -178,14 +190,14 @@ print(len(chunks) > 3, fetched == len(open(sys.argv[2], "rb").read()))' "$FAKE_E
 @test "log of a sandbox cr-e2b did not make says so in one line" {
   make_sandbox
   rm "$(sandbox_home)/.cr/runner"
-  run cr-e2b log --sandbox sbx1
+  run --separate-stderr cr-e2b log --sandbox sbx1
   assert_failure 1
   assert_one_error_line
   assert_output_contains "has no cr-e2b runner"
 }
 
 @test "log rejects a malformed sandbox id before any call" {
-  run cr-e2b log --sandbox 'a b;rm'
+  run --separate-stderr cr-e2b log --sandbox 'a b;rm'
   assert_failure 2
   assert_one_error_line
   no_sdk_calls

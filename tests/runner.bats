@@ -174,7 +174,7 @@ OUT
   setup_runner
   send "slow STUB_SLEEP=2" >/dev/null
   send "queued one" >/dev/null
-  sleep 0.5
+  turn_started 1 "$SBX"
   kill -9 "$(cat "$SBX/.cr/runner.pid")"
   send "after the kill" >/dev/null
   idle
@@ -243,10 +243,14 @@ OUT
 
 @test "a second drainer leaves at once while one is running" {
   setup_runner
-  send "slow STUB_SLEEP=1" >/dev/null
-  sleep 0.3
-  run timeout 5 bash -c 'HOME="$1" bash "$1/.cr/runner" drain' _ "$SBX"
+  hold_stub
+  send "held STUB_BLOCK" >/dev/null
+  turn_started 1 "$SBX"
+  # the first turn cannot end until released: a drainer that waited for the
+  # lock would still be waiting when the timeout kills it
+  run timeout 3 bash -c 'HOME="$1" bash "$1/.cr/runner" drain' _ "$SBX"
   assert_success
+  release_stub
   idle
   [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 1 ]
 }

@@ -79,10 +79,12 @@ OUT
 @test "the opening is filled in with the profile, branches, session and sandbox" {
   start_worker
   wait_idle
-  opening=$(ls "$CLAUDE_STUB_DIR"/calls | head -n 1)
-  run grep -c -e 'backend worker' -e 'e2b:sbx1/' -e '`main`' "$CLAUDE_STUB_DIR/calls/$opening/stdin"
-  [ "$output" -ge 3 ]
-  run grep -E '<[a-z-]+>' "$CLAUDE_STUB_DIR/calls/$opening/stdin"
+  opening="$CLAUDE_STUB_DIR/calls/$(ls "$CLAUDE_STUB_DIR"/calls | head -n 1)/stdin"
+  grep -q 'You are the backend worker' "$opening"
+  grep -q 'e2b sandbox sbx1, in Claude Code session' "$opening"
+  grep -q "\`e2b:sbx1/$(session_of)\`" "$opening"
+  grep -q 'from `main`' "$opening"
+  run grep -E '<[a-z-]+>' "$opening"
   assert_failure 1
 }
 
@@ -277,7 +279,7 @@ OUT
 # Each bad input: exit 2, one line naming the problem, and no SDK call at all.
 rejects() {
   local expected=$1; shift
-  run cr-e2b start "$@"
+  run --separate-stderr cr-e2b start "$@"
   assert_failure 2
   assert_one_error_line
   assert_output_contains "$expected"
@@ -371,7 +373,7 @@ ok_args=(--repo https://github.com/you/app.git --profile backend --brief brief.m
 
 @test "an over-cap lifetime is e2b's error, reported in one line" {
   export FAKE_E2B_MAX_TIMEOUT=3600
-  run cr-e2b start "${ok_args[@]}" --timeout 7200
+  run --separate-stderr cr-e2b start "${ok_args[@]}" --timeout 7200
   assert_failure 1
   assert_one_error_line
   assert_output_contains "lifetime over your plan's cap"
@@ -379,7 +381,7 @@ ok_args=(--repo https://github.com/you/app.git --profile backend --brief brief.m
 
 @test "an unknown template is reported in one line" {
   export FAKE_E2B_FAIL=template
-  run cr-e2b start "${ok_args[@]}" --template nope
+  run --separate-stderr cr-e2b start "${ok_args[@]}" --template nope
   assert_failure 1
   assert_one_error_line
   assert_output_contains "cannot use that template"

@@ -105,7 +105,7 @@ OUT
 }
 
 @test "status of an unknown sandbox is one line and exit 3" {
-  run cr-e2b status --sandbox nosuch
+  run --separate-stderr cr-e2b status --sandbox nosuch
   assert_failure 3
   assert_one_error_line
 }

@@ -1,6 +1,8 @@
 # Shared by every bats file: an isolated HOME, PATH and e2b per test, the
 # recording fake SDK, a stub Claude Code, and tiny assertions.
 
+bats_require_minimum_version 1.5.0  # run --separate-stderr
+
 ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 FIXTURES="$ROOT/tests/fixtures"
 
@@ -30,6 +32,8 @@ teardown() {
   # Runners started by the tests are detached, and a sandbox left running has
   # its commands' process groups; stop whatever is left of them.
   local pidfile group
+  # a stub still held by a failed test would keep its runner alive
+  [ -p "$CLAUDE_STUB_DIR/fifo" ] && timeout 1 bash -c 'echo go >"$1"' _ "$CLAUDE_STUB_DIR/fifo"
   for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/runner.pid "$TEST_DIR"/sbx/.cr/runner.pid; do
     [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
   done
@@ -87,6 +91,21 @@ turn_ended() {
   echo "turn $1 did not end" >&2
   return 1
 }
+
+# Waits (up to 30 s) until turn N has started in the sandbox's home (or $SBX).
+turn_started() {
+  local home=${2:-$(sandbox_home)} i
+  for i in $(seq 300); do
+    [ -e "$home/.cr/queue/$(printf %06d "$1").started" ] && return 0
+    sleep 0.1
+  done
+  echo "turn $1 did not start" >&2
+  return 1
+}
+
+# A stub Claude Code whose prompt holds STUB_BLOCK waits for release_stub.
+hold_stub() { mkfifo "$CLAUDE_STUB_DIR/fifo"; }
+release_stub() { echo go >"$CLAUDE_STUB_DIR/fifo"; }
 
 pending_turns() {
   local f
@@ -160,13 +179,19 @@ refute_output_contains() {
   fi
 }
 
-# One line on stderr, prefixed with the tool's name, and no traceback.
+# After `run --separate-stderr`: one line on stderr, prefixed with the tool's
+# name, no traceback, and nothing on stdout. The line is then $output, for the
+# assertions that follow.
 assert_one_error_line() {
   local lines
-  lines=$(printf '%s\n' "$output" | grep -c .)
-  if [ "$lines" -ne 1 ] || [[ "$output" != "cr-e2b: "* ]] || [[ "$output" == *Traceback* ]]; then
-    printf 'expected one "cr-e2b: ..." line, got:\n%s\n' "$output" >&2; return 1
+  lines=$(printf '%s\n' "$stderr" | grep -c .)
+  if [ "$lines" -ne 1 ] || [[ "$stderr" != "cr-e2b: "* ]] || [[ "$stderr" == *Traceback* ]] ||
+    [ -n "$output" ]; then
+    printf 'expected one "cr-e2b: ..." line on stderr and no output, got:\n%s\nstdout: %s\n' \
+      "$stderr" "$output" >&2
+    return 1
   fi
+  output=$stderr
 }
 
 # A sandbox as cr-e2b leaves it (sbx1, runner in place, nothing running), made
