@@ -151,10 +151,7 @@ PY
   cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo \
     --install "sleep 2; mkdir -p ~/.local/bin && ln -s '$FIXTURES/claude' ~/.local/bin/claude" >"$TEST_DIR/start.out" 2>&1 &
   local start_pid=$!
-  for _ in $(seq 100); do
-    [ "$(cat "$(sandbox_home)/.cr/step" 2>/dev/null)" = install ] && break
-    sleep 0.1
-  done
+  eventually "the install step" in_install
   run cr-e2b status --sandbox sbx1
   assert_output_contains "worker    setting up; turns wait for its launch step"
   run cr-e2b brief --sandbox sbx1 --brief late.md
@@ -262,7 +259,7 @@ start_then_signal() { # signal marker-command start-options...
   cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo "$@" \
     >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
   pid=$!
-  for _ in $(seq 200); do eval "$marker" && break; sleep 0.05; done
+  eventually "$marker" "$marker"
   t0=$(date +%s%N)
   kill "-$signal" "$pid"
   status=0
@@ -304,9 +301,9 @@ in_install() { [ "$(cat "$(sandbox_home)/.cr/step" 2>/dev/null)" = install ]; }
   cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install "sleep 30" \
     >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
   pid=$!
-  for _ in $(seq 200); do in_install && break; sleep 0.05; done
+  eventually "the install step" in_install
   kill -INT "$pid"
-  for _ in $(seq 200); do [ -e "$FAKE_E2B_DIR/slow-Sandbox.kill" ] && break; sleep 0.05; done
+  eventually "the slow kill" test -e "$FAKE_E2B_DIR/slow-Sandbox.kill"
   t0=$(date +%s%N)
   kill -INT "$pid"
   status=0

@@ -124,15 +124,8 @@ commands.run"
 
 # Waits (up to 30 s) until the follower has made N polls (commands), so that
 # what the test writes next arrives between two of them.
-polls_made() {
-  local i
-  for i in $(seq 300); do
-    [ "$(calls | grep -c commands.run)" -ge "$1" ] && return 0
-    sleep 0.1
-  done
-  echo "no poll $1" >&2
-  return 1
-}
+polls_made() { eventually "poll $1" polls_at_least "$1"; }
+polls_at_least() { [ "$(calls | grep -c commands.run)" -ge "$1" ]; }
 
 # A process that looks like a live runner to `peek`.
 fake_live_runner() {

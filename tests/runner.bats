@@ -25,14 +25,7 @@ send() {
   sbx_runner enqueue "$inbox" && sbx_runner kick
 }
 
-idle() {
-  local i
-  for i in $(seq 600); do
-    [ -z "$(pending_turns "$SBX")" ] && return 0
-    sleep 0.1
-  done
-  echo "the runner did not go idle" >&2; return 1
-}
+idle() { eventually "an idle runner" nothing_pending "$SBX"; }
 
 # The prompts the stub received, in the order it received them.
 prompts_seen() {

@@ -69,39 +69,28 @@ start_worker() {
 
 sandbox_home() { echo "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/home"; }
 
-# Waits (up to 30 s) until the sandbox's runner has nothing pending.
-wait_idle() {
-  local home i
-  home=$(sandbox_home "${1:-sbx1}")
+# Waits (up to 30 s) until a command succeeds: eventually WHAT COMMAND...
+eventually() {
+  local what=$1 i
+  shift
   for i in $(seq 300); do
-    [ -z "$(pending_turns "$home")" ] && return 0
+    "$@" && return 0
     sleep 0.1
   done
-  echo "runner did not go idle" >&2
+  echo "waited in vain for $what" >&2
   return 1
 }
 
-# Waits (up to 30 s) until turn N of the sandbox has ended.
-turn_ended() {
-  local i
-  for i in $(seq 300); do
-    [ -e "$(sandbox_home)/.cr/queue/$(printf %06d "$1").ended" ] && return 0
-    sleep 0.1
-  done
-  echo "turn $1 did not end" >&2
-  return 1
-}
+nothing_pending() { [ -z "$(pending_turns "$1")" ]; }
 
-# Waits (up to 30 s) until turn N has started in the sandbox's home (or $SBX).
-turn_started() {
-  local home=${2:-$(sandbox_home)} i
-  for i in $(seq 300); do
-    [ -e "$home/.cr/queue/$(printf %06d "$1").started" ] && return 0
-    sleep 0.1
-  done
-  echo "turn $1 did not start" >&2
-  return 1
-}
+# Until the sandbox's runner has nothing pending.
+wait_idle() { eventually "an idle runner" nothing_pending "$(sandbox_home "${1:-sbx1}")"; }
+
+turn_file() { echo "${3:-$(sandbox_home)}/.cr/queue/$(printf %06d "$1").$2"; }
+
+# Until turn N of the sandbox has ended, or started (in its home, or HOME).
+turn_ended() { eventually "turn $1 to end" test -e "$(turn_file "$1" ended)"; }
+turn_started() { eventually "turn $1 to start" test -e "$(turn_file "$1" started "${2:-}")"; }
 
 # A stub Claude Code whose prompt holds STUB_BLOCK waits for release_stub.
 hold_stub() { mkfifo "$CLAUDE_STUB_DIR/fifo"; }
