@@ -88,11 +88,11 @@ load test_helper
 @test "the contract check fails on an SDK that lacks a parameter cr-e2b passes" {
   mkdir -p "$TEST_DIR/old-sdk"
   cp -r "$FIXTURES/e2b" "$TEST_DIR/old-sdk/"
-  sed -i 's/def create(cls, template=None, timeout=None, metadata=None, envs=None, lifecycle=None):/def create(cls, template=None, timeout=None, metadata=None, envs=None):/' \
+  sed -i 's/envs=None, lifecycle=None,$/envs=None,/' \
     "$TEST_DIR/old-sdk/e2b/__init__.py"
   run env PYTHONPATH="$TEST_DIR/old-sdk" python3 "$ROOT/tests/contract.py"
   assert_failure 1
-  assert_output_contains "Sandbox.create(template, timeout, metadata, envs, lifecycle): missing lifecycle"
+  assert_output_contains "Sandbox.create(template, timeout, metadata, envs, lifecycle, network, mcp, allow_internet_access): missing lifecycle"
   assert_output_contains "ok e2b (not installed: $TEST_DIR/old-sdk/e2b): Sandbox.connect(sandbox_id, timeout)"
 }
 
