@@ -9,7 +9,7 @@ load test_helper
               "list" "wait --sandbox sbx1" "kill --sandbox sbx1"; do
     run cr-e2b $verb
     assert_failure 2
-    assert_output "cr-e2b: E2B_API_KEY is not set; export your e2b key"
+    assert_output "cr-e2b: missing key: export E2B_API_KEY (your API key, from the e2b dashboard)"
   done
   no_sdk_calls
 }

@@ -290,12 +290,12 @@ ok_args=(--repo https://github.com/you/app.git --profile backend --brief brief.m
 
 @test "start without E2B_API_KEY exits 2 before any SDK call" {
   unset E2B_API_KEY
-  rejects "E2B_API_KEY is not set" "${ok_args[@]}"
+  rejects "cr-e2b: missing key: export E2B_API_KEY (your API key, from the e2b dashboard)" "${ok_args[@]}"
 }
 
 @test "start without a model credential exits 2, and a Claude subscription token is enough" {
   unset ANTHROPIC_API_KEY
-  rejects "no model credential" "${ok_args[@]}"
+  rejects "cr-e2b: missing key: export ANTHROPIC_API_KEY (an Anthropic API key, from console.anthropic.com) or CLAUDE_CODE_OAUTH_TOKEN (a Claude subscription: claude setup-token)" "${ok_args[@]}"
   export CLAUDE_CODE_OAUTH_TOKEN=oauth-LEAKCHECK-token-1234
   run cr-e2b start "${ok_args[@]}" --dry-run
   assert_success
@@ -385,4 +385,54 @@ ok_args=(--repo https://github.com/you/app.git --profile backend --brief brief.m
   assert_failure 1
   assert_one_error_line
   assert_output_contains "cannot use that template"
+}
+
+@test "every missing key is named in one line" {
+  unset E2B_API_KEY ANTHROPIC_API_KEY
+  rejects "cr-e2b: missing keys: export E2B_API_KEY (your API key, from the e2b dashboard); and ANTHROPIC_API_KEY (an Anthropic API key, from console.anthropic.com) or CLAUDE_CODE_OAUTH_TOKEN (a Claude subscription: claude setup-token)" "${ok_args[@]}"
+}
+
+@test "an SSH URL with GITHUB_TOKEN set is refused before any sandbox, with its https URL" {
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  rejects "cr-e2b: --repo git@github.com:you/app.git is an SSH URL, which cannot use GITHUB_TOKEN: give its https URL, https://github.com/you/app.git" \
+    --repo git@github.com:you/app.git --profile backend --brief brief.md
+  rejects "give its https URL, https://git.example.com/team/app.git" \
+    --repo ssh://git@git.example.com/team/app.git --profile backend --brief brief.md
+}
+
+@test "a clone that asked for credentials says to export GITHUB_TOKEN, or to check its access" {
+  with_claude
+  mkdir -p "$TEST_DIR/bin"
+  printf '#!/bin/sh\n[ "$1" = clone ] && { echo "fatal: could not read Username for '"'"'https://github.com'"'"': No such device or address" >&2; exit 128; }\nexec /usr/bin/git "$@"\n' >"$TEST_DIR/bin/git"
+  chmod +x "$TEST_DIR/bin/git"
+  run --separate-stderr cr-e2b start --repo https://github.com/you/private.git --profile backend --brief brief.md
+  assert_failure 1
+  [[ "${stderr_lines[0]}" == *"; the host asked for credentials: export GITHUB_TOKEN, a token that can read this repository (and write to it)" ]]
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  run --separate-stderr cr-e2b start --repo https://github.com/you/private.git --profile backend --brief brief.md
+  [[ "${stderr_lines[0]}" == *"; the host asked for credentials: check that GITHUB_TOKEN can read this repository (and write to it, to push)" ]]
+}
+
+@test "on a terminal list has a header, or says there is no worker; wait and kill say they are done" {
+  run script -qec "cr-e2b list" /dev/null
+  assert_output_contains "no worker is running or paused (cr-e2b start makes one)"
+  start_worker
+  wait_idle
+  run script -qec "cr-e2b list" /dev/null
+  assert_output_contains "SANDBOX  PROFILE  REPO  STATE  LEFT"
+  run script -qec "cr-e2b wait --sandbox sbx1" /dev/null
+  assert_output_contains "turn 2 ok: WORKER stub READY"
+  run script -qec "cr-e2b kill --sandbox sbx1" /dev/null
+  assert_output_contains "killed sandbox sbx1"
+  run cr-e2b list
+  assert_output ""
+}
+
+@test "brief without E2B_API_KEY gives the key's error alone, not the question warning too" {
+  unset E2B_API_KEY
+  printf 'a question\n' >q.md
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief q.md
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "missing key: export E2B_API_KEY"
 }
