@@ -436,3 +436,12 @@ ok_args=(--repo https://github.com/you/app.git --profile backend --brief brief.m
   assert_one_error_line
   assert_output_contains "missing key: export E2B_API_KEY"
 }
+
+@test "--dry-run shows every warning start would show" {
+  printf 'how is it going?\n' >question.md
+  run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief question.md --dry-run --allow-out pypi.org
+  assert_success
+  [ "$stderr" = "cr-e2b: the brief's first line is not 'EPIC <id>: branch ...': the worker will take it as a question and change nothing
+cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.com, pypi.org" ]
+  no_sdk_calls
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# `cr-e2b doctor`: what a first live run needs, checked line by line.
+
+load test_helper
+
+# A sandbox whose network answers and whose template has Claude Code.
+reachable_sandbox() {
+  with_claude
+  printf '#!/bin/sh\necho 200\n' >"$TEST_DIR/bin/curl"
+  chmod +x "$TEST_DIR/bin/curl"
+}
+
+verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<<"$1") + 1 ))-; }
+
+@test "doctor --live passes on a good setup, and kills its sandbox" {
+  reachable_sandbox
+  run --separate-stderr cr-e2b doctor --live --repo https://github.com/you/app.git
+  assert_success
+  for check in python e2b-sdk "key E2B_API_KEY" "key model key" "git identity" "e2b api" \
+      "sandbox bash" "sandbox flock" "sandbox claude" "sandbox reach-api.anthropic.com" \
+      "sandbox reach-github.com" "sandbox round trip"; do
+    [[ "$(verdict "$check")" == "ok "* ]] || { echo "$check: $(verdict "$check")" >&2; return 1; }
+  done
+  [[ "$stderr" == "cr-e2b: killed the doctor's sandbox sbx1 after "*" s, about \$"*" at e2b's list prices for 2 vCPU and 512 MiB" ]]
+  run call_field Sandbox.kill sandbox_id
+  assert_output '"sbx1"'
+}
+
+@test "doctor names a template that lacks flock, and exits 1" {
+  reachable_sandbox
+  printf '#!/bin/sh\nexit 127\n' >"$TEST_DIR/bin/flock"
+  chmod +x "$TEST_DIR/bin/flock"
+  run --separate-stderr cr-e2b doctor --live
+  assert_failure 1
+  assert_output_contains "sandbox flock                    FAIL"
+  assert_output_contains "-> use a template that has it"
+  run call_field Sandbox.kill sandbox_id
+  assert_output '"sbx1"'
+}
+
+@test "doctor reports a refused key and does not try a sandbox" {
+  export FAKE_E2B_FAIL=auth
+  run --separate-stderr cr-e2b doctor --live
+  assert_failure 1
+  assert_output_contains "e2b api                          FAIL  e2b refused the API key (check E2B_API_KEY): Invalid API key  -> check E2B_API_KEY and the network"
+  assert_output_contains "sandbox                          FAIL  not tried: fix the checks above first"
+  run calls
+  refute_output_contains Sandbox.create
+}
+
+@test "doctor reports an unreachable e2b, missing keys and a missing git identity, by name" {
+  export FAKE_E2B_FAIL=network
+  unset ANTHROPIC_API_KEY
+  git config --global --unset user.name
+  run --separate-stderr cr-e2b doctor --json
+  assert_failure 1
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["ok"]); [print(c["name"], c["ok"], c["fix"]) for c in d["checks"] if not c["ok"]]' "$output"
+  assert_output <<'OUT'
+False
+key model key False export ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN
+git identity False git config --global user.name ...; git config --global user.email ...
+e2b api False check E2B_API_KEY and the network
+OUT
+  refute_output_contains "$E2B_KEY_VALUE"
+}
+
+@test "the README's GitHub Actions job parses as YAML and names only verbs and options that exist" {
+  run python3 - "$ROOT/README.md" <<'PY'
+import re, sys, yaml
+text = open(sys.argv[1], encoding="utf-8").read()
+section = text[text.index("## Running it from GitHub Actions"):]
+job = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+steps = job["jobs"]["work"]["steps"]
+script = "\n".join(step.get("run", "") for step in steps).replace("\\\n", " ")
+for verb, rest in re.findall(r"cr-e2b ([a-z]+) ([^\n|;]*)", script):
+    print(verb, *[w.split("=")[0] for w in rest.split() if w.startswith("--")])
+PY
+  assert_success
+  [ "${#lines[@]}" -ge 3 ]
+  for line in "${lines[@]}"; do
+    read -r verb options <<<"$line"
+    help=$(cr-e2b "$verb" --help) || { echo "no verb $verb" >&2; return 1; }
+    for option in $options; do
+      [[ "$help" == *"$option"* ]] || { echo "cr-e2b $verb has no $option" >&2; return 1; }
+    done
+  done
+}
