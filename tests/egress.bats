@@ -126,33 +126,23 @@ OUT
 --append-system-prompt-file /home/user/.cr/system-prompt.md "
 }
 
-rejects() {
-  local expected=$1
-  shift
-  run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md "$@"
-  assert_failure 2
-  assert_one_error_line
-  assert_output_contains "$expected"
-  no_sdk_calls
-}
-
 @test "bad egress, edge, MCP and prompt input is one line and exit 2, before any sandbox" {
-  rejects "--allow-out takes a host name, an IP address or a CIDR block: 'http://pypi.org'" --allow-out http://pypi.org
-  rejects "--allow-out takes a host name" --allow-out 'bad host'
-  rejects "--no-internet and --allow-out exclude each other" --no-internet --allow-out pypi.org
-  rejects "--secrets edge needs an https repository URL" --secrets edge --repo git@github.com:you/app.git
+  rejects "--allow-out takes a host name, an IP address or a CIDR block: 'http://pypi.org'" "${ok_args[@]}" --allow-out http://pypi.org
+  rejects "--allow-out takes a host name" "${ok_args[@]}" --allow-out 'bad host'
+  rejects "--no-internet and --allow-out exclude each other" "${ok_args[@]}" --no-internet --allow-out pypi.org
+  rejects "--secrets edge needs an https repository URL" "${ok_args[@]}" --secrets edge --repo git@github.com:you/app.git
   unset ANTHROPIC_API_KEY
   export CLAUDE_CODE_USE_BEDROCK=1
-  rejects "--secrets edge needs ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN here, to inject it" --secrets edge --env CLAUDE_CODE_USE_BEDROCK
+  rejects "--secrets edge needs ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN here, to inject it" "${ok_args[@]}" --secrets edge --env CLAUDE_CODE_USE_BEDROCK
   export ANTHROPIC_API_KEY="$MODEL_KEY_VALUE"
-  rejects "--mcp browserbase: its settings are not valid JSON" --mcp 'browserbase={"apiKey": '
-  rejects "--mcp takes NAME=JSON" --mcp browserbase
+  rejects "--mcp browserbase: its settings are not valid JSON" "${ok_args[@]}" --mcp 'browserbase={"apiKey": '
+  rejects "--mcp takes NAME=JSON" "${ok_args[@]}" --mcp browserbase
   printf '{"mcpServers": ' >broken.json
-  rejects "--mcp-config broken.json is not valid JSON" --mcp-config broken.json
+  rejects "--mcp-config broken.json is not valid JSON" "${ok_args[@]}" --mcp-config broken.json
   : >empty.md
-  rejects "system prompt empty.md is empty" --append-system-prompt empty.md
+  rejects "system prompt empty.md is empty" "${ok_args[@]}" --append-system-prompt empty.md
   printf '\377\376 not text\n' >binary.md
-  rejects "system prompt binary.md is not UTF-8 text" --append-system-prompt binary.md
+  rejects "system prompt binary.md is not UTF-8 text" "${ok_args[@]}" --append-system-prompt binary.md
 }
 
 @test "--dry-run shows the allow-list, where each key goes, the MCP servers and the prompt's size" {

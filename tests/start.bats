@@ -276,18 +276,6 @@ OUT
 11"
 }
 
-# Each bad input: exit 2, one line naming the problem, and no SDK call at all.
-rejects() {
-  local expected=$1; shift
-  run --separate-stderr cr-e2b start "$@"
-  assert_failure 2
-  assert_one_error_line
-  assert_output_contains "$expected"
-  no_sdk_calls
-}
-
-ok_args=(--repo https://github.com/you/app.git --profile backend --brief brief.md)
-
 @test "start without E2B_API_KEY exits 2 before any SDK call" {
   unset E2B_API_KEY
   rejects "cr-e2b: missing key: export E2B_API_KEY (your API key, from the e2b dashboard)" "${ok_args[@]}"

@@ -183,6 +183,19 @@ assert_one_error_line() {
   output=$stderr
 }
 
+# start with bad input: exit 2, one line naming the problem, and no SDK call.
+rejects() { # expected-text start-options...
+  local expected=$1
+  shift
+  run --separate-stderr cr-e2b start "$@"
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "$expected"
+  no_sdk_calls
+}
+
+ok_args=(--repo https://github.com/you/app.git --profile backend --brief brief.md)
+
 # A sandbox as cr-e2b leaves it (sbx1, runner in place, nothing running), made
 # straight through the fake so that no call is recorded.
 make_sandbox() {
