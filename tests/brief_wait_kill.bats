@@ -17,15 +17,71 @@ brief() { printf '%s\n' "$@" >next.md; run cr-e2b brief --sandbox sbx1 --brief n
   assert_output "and the docs too"
 }
 
-@test "brief costs four calls: its state, connect, one write and one command" {
+@test "brief costs three calls: its state, connect, and one command that carries the brief" {
   start_worker
   rm "$FAKE_E2B_DIR/calls.jsonl"
   brief "EPIC wc-3: branch claude/wc-3-x, scope a, grants b"
   run calls
   assert_output "Sandbox.get_info
 Sandbox.connect
+commands.run"
+}
+
+@test "brief --timeout costs two calls: a connect that asks for the time, and one command" {
+  start_worker
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  printf 'a question\n' >q.md
+  run cr-e2b brief --sandbox sbx1 --brief q.md --timeout 1800
+  assert_success
+  run calls
+  assert_output "Sandbox.connect
+commands.run"
+  run python3 -c 'import json,sys; print([json.loads(l).get("timeout") for l in open(sys.argv[1])][0])' \
+    "$FAKE_E2B_DIR/calls.jsonl"
+  assert_output "1800"
+}
+
+# A UTF-8 brief of exactly N bytes, with every ASCII character but NUL, CRLF,
+# shell syntax and characters of two, three and four bytes; an EPIC line first.
+brief_of() {
+  python3 - "$1" >"$2" <<'PY'
+import sys
+size = int(sys.argv[1])
+text = "EPIC big-1: branch claude/big-1-x, scope a, grants b\n$(id) `x` \"q\" \r\n"
+unit = "".join(map(chr, range(1, 128))) + "ünïcødé ✓ 漢字 😀\n"
+data = (text + unit * (size // len(unit.encode()) + 1)).encode()[:size]
+sys.stdout.buffer.write(data.decode("utf-8", "ignore").encode().ljust(size, b"."))
+PY
+}
+
+@test "a brief at the size an environment variable holds travels in the command, byte for byte" {
+  start_worker
+  wait_idle
+  brief_of 96000 env.md
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b brief --sandbox sbx1 --brief env.md
+  assert_success
+  run calls
+  refute_output_contains files.write_files
+  wait_idle
+  cmp env.md "$CLAUDE_STUB_DIR/calls/$(ls "$CLAUDE_STUB_DIR"/calls | sed -n 3p)/stdin"
+}
+
+@test "a brief one byte bigger is written first, byte for byte, and queued once" {
+  start_worker
+  wait_idle
+  brief_of 96001 file.md
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b brief --sandbox sbx1 --brief file.md
+  assert_success
+  run calls
+  assert_output "Sandbox.get_info
+Sandbox.connect
 files.write_files
 commands.run"
+  wait_idle
+  [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 3 ]
+  cmp file.md "$CLAUDE_STUB_DIR/calls/$(ls "$CLAUDE_STUB_DIR"/calls | sed -n 3p)/stdin"
 }
 
 @test "a brief that is not an EPIC line is delivered, with a warning that it is a question" {

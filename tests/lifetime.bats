@@ -204,9 +204,7 @@ Sandbox.get_info
 Sandbox.connect
 commands.run
 Sandbox.fork
-files.write_files
 commands.run
-files.write_files
 commands.run
 OUT
   wait_idle sbx2

@@ -6,6 +6,7 @@ load test_helper
 with_worker_log() {
   make_sandbox
   cp "$FIXTURES/streams/worker.log" "$(sandbox_home)/.cr/log"
+  cp "$FIXTURES/streams/turns.jsonl" "$(sandbox_home)/.cr/turns.jsonl"
 }
 
 @test "log renders one readable line per event, and prints other lines as they are" {
@@ -66,6 +67,21 @@ OUT
   assert_output "the proxy said [redacted]"
 }
 
+@test "the whole log is masked against the secret names start kept in the metadata" {
+  with_worker_log
+  python3 - "$FAKE_E2B_DIR/sandboxes/sbx1/info.json" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1]))
+info["metadata"]["secret_names"] = "ANTHROPIC_API_KEY PROXY_AUTH"
+json.dump(info, open(sys.argv[1], "w"))
+PY
+  export PROXY_AUTH="proxy-LEAKCHECK-value-123"
+  echo "the proxy said proxy-LEAKCHECK-value-123" >>"$(sandbox_home)/.cr/log"
+  run cr-e2b log --sandbox sbx1
+  assert_output_contains "the proxy said [redacted]"
+  refute_output_contains "$PROXY_AUTH"
+}
+
 @test "log --raw prints the log as stored" {
   with_worker_log
   run cr-e2b log --sandbox sbx1 --raw
@@ -96,15 +112,6 @@ Error: something went badly wrong
 OUT
 }
 
-@test "log costs three calls: its state, the connect and one command" {
-  with_worker_log
-  run cr-e2b log --sandbox sbx1
-  run calls
-  assert_output "Sandbox.get_info
-Sandbox.connect
-commands.run"
-}
-
 @test "log of an empty log prints nothing and succeeds" {
   make_sandbox
   run cr-e2b log --sandbox sbx1
@@ -126,6 +133,24 @@ commands.run"
 # what the test writes next arrives between two of them.
 polls_made() { eventually "poll $1" polls_at_least "$1"; }
 polls_at_least() { [ "$(calls | grep -c commands.run)" -ge "$1" ]; }
+
+# The log's pieces the commands brought, "FROM STOP TO" each: prints where the
+# last one stopped, or fails if one does not start where the one before it
+# stopped (the first where the log was read up to, $1).
+fetched_pieces() {
+  python3 - "$FAKE_E2B_DIR/calls.jsonl" "$1" <<'PY'
+import json, re, sys
+at = int(sys.argv[2])
+for line in open(sys.argv[1]):
+    call = json.loads(line)
+    for piece in re.findall(r"^(\d+) (\d+) \d+$", call.get("stdout") or "", re.M):
+        start, stop = int(piece[0]), int(piece[1])
+        if start != at:
+            sys.exit(f"a piece from {start}, after one that stopped at {at}")
+        at = stop
+print(at)
+PY
+}
 
 # A process that looks like a live runner to `peek`.
 fake_live_runner() {
@@ -161,13 +186,9 @@ fake_live_runner() {
 === turn 2 · 2026-11-29T10:00:03Z · EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/
     half a line
 OUT
-  # every byte of the log was fetched once: the chunks add up to its size
-  run python3 -c 'import base64, json, sys
-chunks = [base64.b64decode(json.loads(l)["stdout"].split("\n")[2])
-          for l in open(sys.argv[1]) if json.loads(l)["call"] == "commands.run"]
-fetched = sum(len(c[:c.rfind(b"\n") + 1]) for c in chunks)
-print(len(chunks) > 3, fetched == len(open(sys.argv[2], "rb").read()))' "$FAKE_E2B_DIR/calls.jsonl" "$home/.cr/log"
-  assert_output "True True"
+  # every byte of the log was fetched once: the pieces follow each other to its end
+  run fetched_pieces "$(sed -n '2,8p' "$FIXTURES/streams/worker.log" | wc -c)"
+  assert_output "$(wc -c <"$home/.cr/log")"
   run calls
   [ "${lines[0]} ${lines[1]}" = "Sandbox.get_info Sandbox.connect" ]
   [ "$(grep -c -e Sandbox.connect -e Sandbox.get_info <<<"$output")" -eq 2 ]
@@ -181,9 +202,17 @@ print(len(chunks) > 3, fetched == len(open(sys.argv[2], "rb").read()))' "$FAKE_E
 }
 
 @test "log of a sandbox cr-e2b did not make says so in one line" {
+  python3 -c 'import e2b; e2b.Sandbox.create(timeout=60, metadata={"app": "other"})'
+  run --separate-stderr cr-e2b log --sandbox sbx1
+  assert_failure 1
+  assert_one_error_line
+  assert_output "cr-e2b: sandbox sbx1 was not made by cr-e2b (it has no cr-e2b metadata)"
+}
+
+@test "log --tail of a sandbox that lost its runner says so in one line" {
   make_sandbox
   rm "$(sandbox_home)/.cr/runner"
-  run --separate-stderr cr-e2b log --sandbox sbx1
+  run --separate-stderr cr-e2b log --sandbox sbx1 --tail 5
   assert_failure 1
   assert_one_error_line
   assert_output_contains "has no cr-e2b runner"
@@ -194,4 +223,177 @@ print(len(chunks) > 3, fetched == len(open(sys.argv[2], "rb").read()))' "$FAKE_E
   assert_failure 2
   assert_one_error_line
   no_sdk_calls
+}
+
+# The fixture's log as a program gets it from --raw: the model key masked.
+raw_log() { sed "s/$MODEL_KEY_VALUE/[redacted]/" "$(sandbox_home)/.cr/log"; }
+
+# A log of lines in characters of one to four bytes, with one line of N bytes
+# in the middle, longer than the pieces or windows the test reads it in; all
+# of it is turn 1.
+odd_log() {
+  python3 - "$(sandbox_home)/.cr" "$1" <<'PY'
+import os, sys
+units = ["a", "é", "漢", "😀"]
+lines = [units[n % 4] * n for n in range(1, 40)]
+lines.insert(20, "é" + "x" * int(sys.argv[2]) + "漢")
+lines.insert(0, '{"type":"cr-e2b","event":"turn-start","turn":1}')
+log = os.path.join(sys.argv[1], "log")
+open(log, "w", encoding="utf-8").write("\n".join(lines) + "\n")
+open(os.path.join(sys.argv[1], "turns.jsonl"), "w").write(
+    '{"turn":1,"event":"started","at":"2026-11-29T10:00:00Z","flag":"x","log_at":0}\n'
+    '{"turn":1,"event":"ended","at":"2026-11-29T10:00:01Z","exit":0,"is_error":false,'
+    '"denials":0,"log_end":%d}\n' % os.path.getsize(log))
+PY
+}
+
+@test "log streams the whole log and prints it the same, whatever the chunks it arrives in" {
+  with_worker_log
+  run cr-e2b log --sandbox sbx1
+  whole=$output
+  for size in 333 1000 4096; do
+    FAKE_E2B_STREAM_CHUNK=$size run cr-e2b log --sandbox sbx1
+    assert_output "$whole"
+    FAKE_E2B_STREAM_CHUNK=$size run cr-e2b log --sandbox sbx1 --raw
+    assert_output "$(raw_log)"
+  done
+}
+
+@test "multi-byte characters and a line longer than a chunk or a piece arrive whole" {
+  make_sandbox
+  odd_log 3000
+  for size in 333 1001 100000; do
+    FAKE_E2B_STREAM_CHUNK=$size cr-e2b log --sandbox sbx1 --raw >got.log
+    cmp got.log "$(sandbox_home)/.cr/log"
+    CR_E2B_CHUNK_BYTES=$size cr-e2b log --sandbox sbx1 --raw --turn 1 >got.log
+    cmp got.log "$(sandbox_home)/.cr/log"
+  done
+}
+
+@test "log is one streamed read, compressed on the wire, and brings no turn records" {
+  with_worker_log
+  run cr-e2b log --sandbox sbx1
+  run calls
+  assert_output "Sandbox.get_info
+Sandbox.connect
+files.read"
+  run call_field files.read path
+  assert_output '".cr/log"'
+  run call_field files.read gzip
+  assert_output true
+  run call_field files.read format
+  assert_output '"stream"'
+  run call_field files.read bytes_received
+  [ "$output" -lt $(($(wc -c <"$(sandbox_home)/.cr/log") / 2)) ]
+}
+
+@test "log --turn brings the turn in pieces, one command each, and no more" {
+  with_worker_log
+  CR_E2B_CHUNK_BYTES=1000 run cr-e2b log --sandbox sbx1 --turn 2
+  run call_field commands.run cmd
+  [ "$(wc -l <<<"$output")" -eq 3 ]  # turn 2: bytes 2187 to 4977
+  run fetched_pieces 2187
+  assert_output 4977
+}
+
+@test "log --turn N --raw is exactly that turn's lines, at every turn, in any piece size" {
+  with_worker_log
+  # the fixture's turns start at these lines of the log (turn 6 is past its end)
+  starts=(2 10 19 26 31 35)
+  for size in 333 8192; do
+    for turn in 1 2 3 4 5; do
+      CR_E2B_CHUNK_BYTES=$size run cr-e2b log --sandbox sbx1 --turn "$turn" --raw
+      assert_output "$(raw_log | sed -n "${starts[turn - 1]},$((starts[turn] - 1))p")"
+    done
+  done
+}
+
+@test "log --turn of a turn that has not started prints nothing and succeeds" {
+  with_worker_log
+  run cr-e2b log --sandbox sbx1 --turn 9
+  assert_success
+  assert_output ""
+}
+
+@test "log --tail N --raw is exactly the last N lines, for every N" {
+  with_worker_log
+  for n in 0 1 2 3 5 8 13 21 33 34 35 50; do
+    run cr-e2b log --sandbox sbx1 --tail "$n" --raw
+    if [ "$n" -eq 0 ]; then assert_output ""; else assert_output "$(raw_log | tail -n "$n")"; fi
+  done
+}
+
+@test "log --tail leaves out a last line still being written" {
+  with_worker_log
+  printf '{"type":"assistant","message":{"content":[{"type":"text","text":"half a li' >>"$(sandbox_home)/.cr/log"
+  run cr-e2b log --sandbox sbx1 --tail 1 --raw
+  assert_output "$(sed -n 34p "$FIXTURES/streams/worker.log")"
+}
+
+@test "log --tail is exact around a line longer than its first window" {
+  make_sandbox
+  odd_log 200000
+  for n in 18 19 20 21 40; do
+    cr-e2b log --sandbox sbx1 --tail "$n" --raw >got.log
+    tail -n "$n" "$(sandbox_home)/.cr/log" | cmp - got.log
+  done
+}
+
+@test "log --turn N --tail K is the last K lines of that turn" {
+  with_worker_log
+  run cr-e2b log --sandbox sbx1 --turn 2 --tail 3 --raw
+  assert_output "$(raw_log | sed -n 16,18p)"
+  run cr-e2b log --sandbox sbx1 --turn 4 --tail 2
+  assert_output <<'OUT'
+    EPIC wc-4 BLOCKED need write access to docs/
+--- turn 4 blocked · 0.1 s · $0.1527 session · EPIC wc-4 BLOCKED need write access to docs/
+OUT
+}
+
+@test "rendered --tail fetches further back while the lines fetched show too few" {
+  with_worker_log
+  for n in $(seq 1 12); do
+    echo '{"type":"user","message":{"content":[{"type":"tool_result","content":"fine"}]}}'
+  done >>"$(sandbox_home)/.cr/log"
+  run cr-e2b log --sandbox sbx1 --tail 2
+  assert_output <<'OUT'
+Error: something went badly wrong
+--- turn 5 ended without a result · exit 137
+OUT
+  run calls
+  [ "$(grep -c commands.run <<<"$output")" -eq 3 ]  # 2 lines, 4 more, 8 more: the 14 it takes
+  run cr-e2b log --sandbox sbx1 --tail 4
+  assert_output <<'OUT'
+=== turn 5 · 2026-11-29T10:07:00Z · one more thing
+{"type":"assistant","message":{"content":[{"type":"te
+Error: something went badly wrong
+--- turn 5 ended without a result · exit 137
+OUT
+}
+
+@test "log --tail knows the turn of lines that start inside it" {
+  with_worker_log
+  run cr-e2b log --sandbox sbx1 --tail 1 --turn 2
+  assert_output_contains "--- turn 2 undelivered"
+  run cr-e2b log --sandbox sbx1 --tail 2
+  assert_output_contains "--- turn 5 ended"
+}
+
+@test "log --follow --tail N starts at the tail and goes on from there" {
+  make_sandbox
+  home=$(sandbox_home)
+  echo prompt >"$home/.cr/queue/000001.md"
+  fake_live_runner
+  printf 'one\ntwo\nthree\n' >"$home/.cr/log"
+  cr-e2b log --sandbox sbx1 --follow --until-idle --tail 2 --interval 0.2 >followed.txt &
+  follower=$!
+  polls_made 2
+  printf 'four\n' >>"$home/.cr/log"
+  polls_made 4
+  : >"$home/.cr/queue/000001.ended"
+  wait "$follower"
+  run cat followed.txt
+  assert_output "two
+three
+four"
 }

@@ -212,7 +212,7 @@ OUT
   run grep '"type":"cr-e2b"' "$SBX/.cr/log"
   [ "${#lines[@]}" -eq 2 ]
   [[ "${lines[0]}" == '{"type":"cr-e2b","event":"turn-start","turn":1,"prompt":"queue/000001.md","first_line":"hello","at":"'*'"}' ]]
-  [[ "${lines[1]}" == '{"type":"cr-e2b","event":"turn-end","turn":1,"exit":0,"at":"'*'"}' ]]
+  [[ "${lines[1]}" == '{"type":"cr-e2b","event":"turn-end","turn":1,"exit":0,"result":true,"at":"'*'"}' ]]
 }
 
 @test "a first line with quotes, backslashes and tabs is kept as valid JSON" {
@@ -246,4 +246,19 @@ OUT
   release_stub
   idle
   [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 1 ]
+}
+
+@test "a turn's records keep where its lines lie in the log, and how many denials it had" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_DENY=npm test\n' >denied.md
+  start_worker denied.md
+  wait_idle
+  log="$(sandbox_home)/.cr/log"
+  for turn in 1 2; do
+    run cr-e2b log --sandbox sbx1 --turn "$turn" --raw
+    assert_output "$(sed -n "/\"event\":\"turn-start\",\"turn\":$turn,/,/\"event\":\"turn-end\",\"turn\":$turn,/p" "$log")"
+  done
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "denials   1"
+  run grep -c '"event":"turn-end",.*"result":true' "$log"
+  assert_output 2
 }

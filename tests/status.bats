@@ -163,3 +163,82 @@ Sandbox.list"
   assert_success
   assert_output ""
 }
+
+# sbx1 after N ended turns of about 2.8 KB of records each, a denial in every
+# tenth, and the running cost growing by a cent a turn.
+with_turns() {
+  make_sandbox
+  python3 - "$1" "$(sandbox_home)/.cr" <<'PY'
+import json, os, sys
+count, cr = int(sys.argv[1]), sys.argv[2]
+with open(os.path.join(cr, "turns.jsonl"), "w") as records:
+    for n in range(1, count + 1):
+        denials = [{"tool_name": "Bash", "tool_use_id": f"toolu_{n}",
+                    "tool_input": {"command": "rm -rf /"}}] if n % 10 == 0 else []
+        result = {"type": "result", "is_error": False, "duration_ms": 1000, "result": "x" * 2400 + f"\nturn {n} done",
+                  "total_cost_usd": n / 100, "permission_denials": denials}
+        for event in ({"event": "queued", "at": "2026-11-29T10:00:00Z", "prompt": f"queue/{n:06d}.md", "first_line": f"brief {n}"},
+                      {"event": "started", "at": "2026-11-29T10:00:01Z", "flag": "--resume", "log_at": 0},
+                      {"event": "result", "result": result},
+                      {"event": "ended", "at": "2026-11-29T10:00:02Z", "exit": 0, "is_error": False,
+                       "denials": len(denials), "log_end": 0}):
+            records.write(json.dumps({"turn": n, **event}, separators=(",", ":")) + "\n")
+        open(os.path.join(cr, "queue", f"{n:06d}.md"), "w").close()
+        open(os.path.join(cr, "queue", f"{n:06d}.ended"), "w").close()
+PY
+}
+
+# Bytes that came down the wire in the recorded calls.
+bytes_down() {
+  python3 -c 'import json,sys; print(sum(json.loads(l)["bytes_received"] for l in open(sys.argv[1])))' \
+    "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+@test "status after 1000 turns brings at most 16 KB and still counts every turn and denial" {
+  with_turns 1000
+  [ "$(wc -c <"$(sandbox_home)/.cr/turns.jsonl")" -gt 2800000 ]
+  run cr-e2b status --sandbox sbx1
+  assert_success
+  assert_output_contains "last turn 1000 ok (exit 0): turn 1000 done"
+  assert_output_contains 'cost      $10.0000'
+  assert_output_contains "denials   100"
+  run cr-e2b status --sandbox sbx1 --json
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["turns"])' "$output"
+  assert_output 1000
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  cr-e2b status --sandbox sbx1 >/dev/null
+  [ "$(bytes_down)" -le 16384 ]
+}
+
+@test "an idle wait after 1000 turns brings at most 16 KB" {
+  with_turns 1000
+  run cr-e2b wait --sandbox sbx1
+  assert_success
+  [ "$(bytes_down)" -le 16384 ]
+}
+
+@test "status keeps the cost of the last turn that reported one, after turns that did not" {
+  with_history
+  echo '{"turn":6,"event":"queued","at":"2026-11-29T10:10:00Z","prompt":"queue/000006.md","first_line":"x"}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  echo '{"turn":6,"event":"ended","at":"2026-11-29T10:10:09Z","exit":null,"is_error":null,"denials":0,"log_end":0}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "last turn 6 lost"
+  assert_output_contains 'cost      $0.1527'
+}
+
+@test "status --turns lists every turn, and --json gives them as turn_list" {
+  with_history
+  run cr-e2b status --sandbox sbx1 --turns
+  assert_success
+  output=$(printf '%s\n' "${lines[@]}" | grep '^turn ')
+  assert_output <<'OUT'
+turn 1    ok          # You are the backend worker of a control room (exit 0): WORKER backend READY
+turn 2    undelivered EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/ (exit 0): EPIC wc-3 READY 4b825dc642cb6eb9a060e54bf8d69288fbee4904 https://git.example.com/team/app/pull/7
+turn 3    failed      are you stuck? (exit 1): API Error: 529 mock error 529. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:43267).
+turn 4    blocked     EPIC wc-4: branch claude/wc-4-docs, scope docs/, grants - (exit 0): EPIC wc-4 BLOCKED need write access to docs/
+turn 5    failed      one more thing (exit 137): (no final line)
+OUT
+  run cr-e2b status --sandbox sbx1 --turns --json
+  run python3 -c 'import json,sys; print([t["turn"] for t in json.loads(sys.argv[1])["turn_list"]])' "$output"
+  assert_output "[1, 2, 3, 4, 5]"
+}
