@@ -361,7 +361,7 @@ Error: something went badly wrong
 --- turn 5 ended without a result · exit 137
 OUT
   run calls
-  [ "$(grep -c commands.run <<<"$output")" -eq 3 ]  # 2 lines, 4 more, 12 more: 14 it takes
+  [ "$(grep -c commands.run <<<"$output")" -eq 3 ]  # 4 lines, 8 more, 24 more: 14 it takes
   run cr-e2b log --sandbox sbx1 --tail 4
   assert_output <<'OUT'
 === turn 5 · 2026-11-29T10:07:00Z · one more thing
