@@ -187,7 +187,7 @@ fake_live_runner() {
     half a line
 OUT
   # every byte of the log was fetched once: the pieces follow each other to its end
-  run fetched_pieces 0
+  run fetched_pieces "$(sed -n '2,8p' "$FIXTURES/streams/worker.log" | wc -c)"
   assert_output "$(wc -c <"$home/.cr/log")"
   run calls
   [ "${lines[0]} ${lines[1]}" = "Sandbox.get_info Sandbox.connect" ]
@@ -408,7 +408,16 @@ four"
   assert_output 8263
 }
 
-@test "log --follow rides out a network failure at its first fetch, showing each line once" {
+@test "log --follow goes on from where a broken first read stopped, showing each line once" {
+  with_worker_log
+  FAKE_E2B_FAIL=read-network:3000 FAKE_E2B_STREAM_CHUNK=1000 \
+    run --separate-stderr cr-e2b log --sandbox sbx1 --follow --until-idle --raw
+  assert_success
+  assert_output "$(raw_log)"
+  [[ "$stderr" == *"going on from byte 3000"* ]]
+}
+
+@test "log --follow rides out a network failure at its first command, showing each line once" {
   with_worker_log
   FAKE_E2B_FAIL=command-network:1 run --separate-stderr cr-e2b log --sandbox sbx1 --follow --until-idle --raw --retry-for 10
   assert_success
