@@ -423,3 +423,15 @@ four"
   assert_success
   assert_output "$(raw_log)"
 }
+
+@test "a tail that starts after a turn's result does not call the turn resultless" {
+  make_sandbox
+  cat >"$(sandbox_home)/.cr/log" <<'LOG'
+{"type":"cr-e2b","event":"turn-start","turn":1,"first_line":"go","at":"2026-11-29T10:00:00Z"}
+{"type":"result","is_error":false,"duration_ms":1000,"result":"done"}
+a warning Claude Code printed on its way out
+{"type":"cr-e2b","event":"turn-end","turn":1,"exit":0,"result":true,"at":"2026-11-29T10:00:02Z"}
+LOG
+  run cr-e2b log --sandbox sbx1 --tail 1
+  assert_output "a warning Claude Code printed on its way out"
+}
