@@ -63,7 +63,7 @@ print(rules["api.anthropic.com"] == [{"transform": {"headers": {"x-api-key": key
 PY
   assert_output <<'OUT'
 in the sandbox: []
-envs: [('ANTHROPIC_API_KEY', 'cr-e2b-injected-at-the-edge'), ('CR_PROFILE', 'backend'), ('DISABLE_AUTOUPDATER', '1'), ('GITHUB_TOKEN', 'cr-e2b-injected-at-the-edge')]
+envs: [('ANTHROPIC_API_KEY', 'cr-e2b-injected-at-the-edge'), ('CLAUDE_CODE_DISABLE_AGENT_VIEW', '1'), ('CR_PROFILE', 'backend'), ('DISABLE_AUTOUPDATER', '1'), ('GITHUB_TOKEN', 'cr-e2b-injected-at-the-edge')]
 True True True ['api.anthropic.com', 'api.github.com', 'github.com'] False
 OUT
   refute_output_contains "$MODEL_KEY_VALUE"

@@ -224,7 +224,7 @@ OUT
   turn_ended 1
   run cr-e2b fork --sandbox sbx1
   assert_failure 1
-  assert_output_contains "cr-e2b: sandbox sbx1 is running turn 2 since "
+  assert_output_contains "cr-e2b: sandbox sbx1 is running turn 2 for "
   assert_output_contains "; its copies would go on with that work, pushes included: wait for it, or fork --force"
   run calls
   refute_output_contains Sandbox.fork

@@ -4,44 +4,6 @@
 
 load test_helper
 
-setup_runner() {
-  SBX="$TEST_DIR/sbx"
-  mkdir -p "$SBX/.cr/inbox" "$SBX/repo"
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$SBX/.cr/runner"
-  echo 7d3c1a52-0c57-4b8e-9d1e-5f2a40c9e111 >"$SBX/.cr/session"
-  echo "$SBX/repo" >"$SBX/.cr/workdir"
-  printf -- '--permission-mode\0acceptEdits\0' >"$SBX/.cr/agent-args"
-  printf 'ANTHROPIC_API_KEY\n' >"$SBX/.cr/secret-names"
-  with_claude
-}
-
-sbx_runner() { HOME="$SBX" bash "$SBX/.cr/runner" "$@"; }
-
-# Enqueues a prompt (given as an argument, or a file with -f) and kicks a runner,
-# exactly as `cr-e2b brief` does. Prints "turn ahead".
-send() {
-  local inbox="$SBX/.cr/inbox/$RANDOM$RANDOM.md"
-  if [ "$1" = -f ]; then cp "$2" "$inbox"; else printf '%s\n' "$1" >"$inbox"; fi
-  sbx_runner enqueue "$inbox" && sbx_runner kick
-}
-
-idle() { eventually "an idle runner" nothing_pending "$SBX"; }
-
-# The prompts the stub received, in the order it received them.
-prompts_seen() {
-  local c
-  for c in "$CLAUDE_STUB_DIR"/calls/*; do head -n 1 "$c/stdin"; done
-}
-
-turns_json() {
-  PYTHONPATH="$ROOT" python3 -c 'import json, sys, cr_e2b
-print(json.dumps(cr_e2b.fold_records(open(sys.argv[1]).read().splitlines())))' "$SBX/.cr/turns.jsonl"
-}
-
-turn_field() {
-  turns_json | python3 -c 'import json,sys; t=json.load(sys.stdin); print(" ".join(str(x[sys.argv[1]]) for x in t))' "$1"
-}
-
 @test "ten briefs sent while a slow turn runs become ten turns, in order, never two at once" {
   setup_runner
   send "opening STUB_SLEEP=1"
@@ -211,8 +173,8 @@ OUT
   idle
   run grep '"type":"cr-e2b"' "$SBX/.cr/log"
   [ "${#lines[@]}" -eq 2 ]
-  [[ "${lines[0]}" == '{"type":"cr-e2b","event":"turn-start","turn":1,"prompt":"queue/000001.md","first_line":"hello","at":"'*'"}' ]]
-  [[ "${lines[1]}" == '{"type":"cr-e2b","event":"turn-end","turn":1,"exit":0,"result":true,"at":"'*'"}' ]]
+  [[ "${lines[0]}" == '{"type":"cr-e2b","event":"turn-start","turn":1,"try":1,"prompt":"queue/000001.md","first_line":"hello","at":"'*'"}' ]]
+  [[ "${lines[1]}" == '{"type":"cr-e2b","event":"turn-end","turn":1,"exit":0,"result":true,"reason":null,"at":"'*'"}' ]]
 }
 
 @test "a first line with quotes, backslashes and tabs is kept as valid JSON" {

@@ -40,7 +40,7 @@ OUT
 @test "the sandbox gets the profile, the model key and its metadata" {
   start_worker
   run call_field Sandbox.create envs
-  assert_output "{\"CR_PROFILE\": \"backend\", \"DISABLE_AUTOUPDATER\": \"1\", \"ANTHROPIC_API_KEY\": \"$MODEL_KEY_VALUE\"}"
+  assert_output "{\"CR_PROFILE\": \"backend\", \"DISABLE_AUTOUPDATER\": \"1\", \"CLAUDE_CODE_DISABLE_AGENT_VIEW\": \"1\", \"ANTHROPIC_API_KEY\": \"$MODEL_KEY_VALUE\"}"
   session=$(session_of)
   run call_field Sandbox.create metadata
   assert_output "{\"cr-e2b\": \"1\", \"profile\": \"backend\", \"repo\": \"$REPO\", \"session\": \"$session\", \"integration\": \"main\", \"prefix\": \"claude/\", \"secret_names\": \"ANTHROPIC_API_KEY\"}"
@@ -50,13 +50,14 @@ OUT
 
 @test "setup runs identity, clone, install, queue and launch in that order, with a long timeout" {
   start_worker
-  run tail -n 5 "$(sandbox_home)/.cr/setup"
+  run tail -n 6 "$(sandbox_home)/.cr/setup"
   assert_output <<'OUT'
 step git-identity git_identity
 step clone clone
 step install install
 step queue queue
 step launch launch
+report_agent
 OUT
   run call_field commands.run timeout
   assert_output 1800
@@ -262,7 +263,7 @@ OUT
   brief_size=$(wc -c <brief.md)
   assert_output_contains "template   base (e2b default)"
   assert_output_contains "lifetime   3600 s"
-  assert_output_contains "envs       CR_PROFILE DISABLE_AUTOUPDATER"
+  assert_output_contains "envs       CLAUDE_CODE_DISABLE_AGENT_VIEW CR_PROFILE DISABLE_AUTOUPDATER"
   assert_output_contains "  clone         https://github.com/you/app.git (main) into /home/user/repo"
   assert_output_contains "  /home/user/.cr/inbox/brief.md  $brief_size bytes"
 }
@@ -273,7 +274,7 @@ OUT
   no_sdk_calls
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
   assert_output "git-identity clone install queue launch
-11"
+12"
 }
 
 @test "start without E2B_API_KEY exits 2 before any SDK call" {

@@ -56,16 +56,20 @@ Sandbox.connect
 commands.run"
 }
 
-@test "status shows the turn running, since when, and how many are queued" {
+@test "status shows the turn running, for how long, when its last output came, and how many are queued" {
   with_history
   queue_turn_six
   home=$(sandbox_home)
-  echo '{"turn":6,"event":"started","at":"2026-11-29T10:10:01Z","flag":"--resume"}' >>"$home/.cr/turns.jsonl"
+  echo "{\"turn\":6,\"event\":\"started\",\"at\":\"$(date -u -d '-750 seconds' +%Y-%m-%dT%H:%M:%SZ)\",\"flag\":\"--resume\"}" >>"$home/.cr/turns.jsonl"
   echo "later" >"$home/.cr/queue/000007.md"
   echo '{"turn":7,"event":"queued","at":"2026-11-29T10:10:02Z","prompt":"queue/000007.md","first_line":"later"}' >>"$home/.cr/turns.jsonl"
+  touch -d '-150 seconds' "$home/.cr/log"
   fake_live_runner
   run cr-e2b status --sandbox sbx1
-  assert_output_contains "worker    running turn 6 since 2026-11-29T10:10:01Z, 1 queued"
+  assert_output_contains "worker    running turn 6 for 12m, last output 2m ago, 1 queued"
+  run cr-e2b status --sandbox sbx1 --json
+  run python3 -c 'import json,sys; w = json.loads(sys.argv[1])["worker"]; print(w["running_seconds"] // 60, w["idle_seconds"] // 60)' "$output"
+  assert_output "12 2"
 }
 
 @test "status calls a worker dead when turns are queued and no runner is alive" {
@@ -97,9 +101,9 @@ print(sorted(d["worker"]))
 print(sorted(d["last_turn"]))
 print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["permission_denials"], d["turns"], d["work"])' "$output"
   assert_output <<'OUT'
-['end_at', 'fork', 'last_turn', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'started_at', 'state', 'turns', 'work', 'worker']
-['queued', 'setup', 'since', 'state', 'turn']
-['denied_delivery', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'permission_denials', 'prompt', 'queued_at', 'session_cost_usd', 'started_at', 'state', 'turn']
+['agent_version', 'end_at', 'fork', 'last_turn', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'started_at', 'state', 'turns', 'work', 'worker']
+['idle_seconds', 'limited', 'queued', 'running_seconds', 'setup', 'since', 'state', 'turn']
+['denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn']
 running idle 5 0.152688 1 5 {'workdir': 'repo', 'git': False}
 OUT
 }

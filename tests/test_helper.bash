@@ -37,11 +37,55 @@ teardown() {
   for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/runner.pid "$TEST_DIR"/sbx/.cr/runner.pid; do
     [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
   done
+  # each turn's Claude Code leads a process group of its own
+  for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/queue/*.pid "$TEST_DIR"/sbx/.cr/queue/*.pid; do
+    [ -f "$pidfile" ] && kill -KILL -- "-$(cat "$pidfile")" 2>/dev/null
+  done
   for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/pids; do
     [ -f "$pidfile" ] || continue
     while read -r group; do kill -KILL -- "-$group" 2>/dev/null; done <"$pidfile"
   done
   return 0
+}
+
+# The turn runner, run for real in $SBX, a directory standing in for the
+# sandbox user's home, with the stub Claude Code.
+setup_runner() {
+  SBX="$TEST_DIR/sbx"
+  mkdir -p "$SBX/.cr/inbox" "$SBX/repo"
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$SBX/.cr/runner"
+  echo 7d3c1a52-0c57-4b8e-9d1e-5f2a40c9e111 >"$SBX/.cr/session"
+  echo "$SBX/repo" >"$SBX/.cr/workdir"
+  printf -- '--permission-mode\0acceptEdits\0' >"$SBX/.cr/agent-args"
+  printf 'ANTHROPIC_API_KEY\n' >"$SBX/.cr/secret-names"
+  with_claude
+}
+
+sbx_runner() { HOME="$SBX" bash "$SBX/.cr/runner" "$@"; }
+
+# Enqueues a prompt (given as an argument, or a file with -f) and kicks a runner,
+# exactly as `cr-e2b brief` does. Prints "turn ahead".
+send() {
+  local inbox="$SBX/.cr/inbox/$RANDOM$RANDOM.md"
+  if [ "$1" = -f ]; then cp "$2" "$inbox"; else printf '%s\n' "$1" >"$inbox"; fi
+  sbx_runner enqueue "$inbox" && sbx_runner kick
+}
+
+idle() { eventually "an idle runner" nothing_pending "$SBX"; }
+
+# The prompts the stub received, in the order it received them.
+prompts_seen() {
+  local c
+  for c in "$CLAUDE_STUB_DIR"/calls/*; do head -n 1 "$c/stdin"; done
+}
+
+turns_json() {
+  PYTHONPATH="$ROOT" python3 -c 'import json, sys, cr_e2b
+print(json.dumps(cr_e2b.fold_records(open(sys.argv[1]).read().splitlines())))' "$SBX/.cr/turns.jsonl"
+}
+
+turn_field() {
+  turns_json | python3 -c 'import json,sys; t=json.load(sys.stdin); print(" ".join(str(x[sys.argv[1]]) for x in t))' "$1"
 }
 
 # A repository to clone: a bare one with `main`, and its file:// URL in $REPO.
@@ -59,11 +103,12 @@ with_claude() {
   ln -sf "$FIXTURES/claude" "$TEST_DIR/bin/claude"
 }
 
-# A worker started for real against the fake: sandbox sbx1, stub agent.
+# A worker started for real against the fake: sandbox sbx1, stub agent; the
+# brief (default brief.md), then any more start options.
 start_worker() {
   make_repo
   with_claude
-  run cr-e2b start --repo "$REPO" --profile backend --brief "${1:-brief.md}" --workdir repo
+  run cr-e2b start --repo "$REPO" --profile backend --brief "${1:-brief.md}" --workdir repo "${@:2}"
   assert_success
 }
 

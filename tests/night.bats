@@ -1,0 +1,417 @@
+#!/usr/bin/env bats
+# Workers that need no one at night: the runner's watchdogs, usage limits
+# ridden out in the same session, cancel, and the pinned Claude Code. The
+# runner runs for real (in $SBX, or in the fake's sandbox) with the stub agent.
+
+load test_helper
+
+# .cr/watch as start writes it, with these settings: NAME VALUE ...
+watch() {
+  : >"$SBX/.cr/watch"
+  while [ $# -gt 0 ]; do printf '%s %s\n' "$1" "$2" >>"$SBX/.cr/watch"; shift 2; done
+}
+
+# The pids a STUB_HANG call left, and whether any of them still runs (a
+# zombie does not: here no init reaps what is orphaned).
+stub_children() { cat "$CLAUDE_STUB_DIR"/calls/*/children; }
+none_alive() {
+  local pid state
+  for pid in "$@"; do
+    state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+    if [ -n "$state" ] && [ "$state" != Z ]; then echo "still running: $pid ($state)" >&2; return 1; fi
+  done
+}
+
+turn_reasons() {
+  turns_json | python3 -c 'import json,sys; print("\n".join(str(t["reason"]) for t in json.load(sys.stdin)))'
+}
+
+# The limited records of turn 1, as "try next_try of wait" lines.
+limits_of_turn_one() {
+  turns_json | python3 -c 'import json,sys
+for l in json.load(sys.stdin)[0]["limits"]: print(l["try"], l["next_try"], l["tries"], l["wait_seconds"], l["reason"])'
+}
+
+session_file() { echo "$SBX/.claude/projects/$(echo "$SBX/repo" | sed 's/[^A-Za-z0-9]/-/g')/7d3c1a52-0c57-4b8e-9d1e-5f2a40c9e111.jsonl"; }
+
+@test "a turn silent for --turn-idle is ended with all it started, and the next brief resumes the session" {
+  setup_runner
+  watch turn_idle 1
+  send "hangs STUB_HANG" >/dev/null
+  send "next" >/dev/null
+  idle
+  run turn_field state
+  assert_output "stalled ok"
+  run turn_reasons
+  assert_output "stalled: no output for 1 s
+None"
+  run stub_children
+  [ "${#lines[@]}" -eq 2 ]
+  none_alive "${lines[@]}"
+  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do sed -n 2p "$c/argv"; done'
+  assert_output "--session-id
+--resume"
+}
+
+@test "a turn that keeps printing is ended by --turn-limit" {
+  setup_runner
+  watch turn_idle 1 turn_limit 2
+  send "STUB_TRICKLE" >/dev/null
+  idle
+  run turn_field state
+  assert_output stalled
+  run turn_reasons
+  assert_output "over its limit of 2 s"
+  run grep -c tick "$SBX/.cr/log"
+  [ "$output" -gt 5 ]
+}
+
+@test "without watchdog settings a silent turn is left to run" {
+  setup_runner
+  hold_stub
+  send "held STUB_BLOCK" >/dev/null
+  turn_started 1 "$SBX"
+  sleep 2
+  run turn_field state
+  assert_output running
+  release_stub
+  idle
+}
+
+@test "a usage limit that resets in 2 s parks the turn, which goes on in the same session and succeeds, its brief seen once" {
+  setup_runner
+  watch on_limit wait limit_tries 8 limit_backoff 60 limit_margin 0
+  send "EPIC wc-3: branch claude/wc-3-x, scope a, grants b STUB_LIMIT=1,2 MARK-once" >/dev/null
+  eventually "the turn to park" grep -q '"event":"limited"' "$SBX/.cr/turns.jsonl"
+  run turn_field state
+  assert_output limited
+  idle
+  run turn_field state
+  assert_output ok
+  run limits_of_turn_one
+  [[ "$output" == "1 2 8 "[123]" usage limit (429)" ]]
+  run prompts_seen
+  assert_output "EPIC wc-3: branch claude/wc-3-x, scope a, grants b STUB_LIMIT=1,2 MARK-once
+(cr-e2b) The last request stopped on a usage limit, which has reset since. Carry on with the same task from where you left off."
+  run grep -c MARK-once "$(session_file)"
+  assert_output 1
+  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do sed -n 2p "$c/argv"; done'
+  assert_output "--session-id
+--resume"
+}
+
+@test "a limit hit before the session took the brief sends the brief again, so that it is seen once" {
+  setup_runner
+  watch on_limit wait limit_tries 8 limit_backoff 60 limit_margin 0
+  send "first STUB_LIMIT=1,1,early MARK-early" >/dev/null
+  idle
+  run turn_field state
+  assert_output ok
+  run prompts_seen
+  assert_output "first STUB_LIMIT=1,1,early MARK-early
+first STUB_LIMIT=1,1,early MARK-early"
+  run grep -c MARK-early "$(session_file)"
+  assert_output 1
+}
+
+@test "eight usage limits in a row end the turn with the last reason, and the next brief runs" {
+  setup_runner
+  watch on_limit wait limit_tries 8 limit_backoff 60 limit_margin 0
+  send "STUB_LIMIT=8,1" >/dev/null
+  send "after" >/dev/null
+  idle
+  run turn_field state
+  assert_output "failed ok"
+  run turn_reasons
+  assert_output "usage limit (429) after 8 tries
+None"
+  run turn_field tries
+  assert_output "8 1"
+  run limits_of_turn_one
+  [ "${#lines[@]}" -eq 7 ]
+  [[ "${lines[6]}" == "7 8 8 "* ]]
+}
+
+@test "a limit with no reset time waits --limit-backoff, doubling each try" {
+  setup_runner
+  watch on_limit wait limit_tries 3 limit_backoff 1 limit_margin 0
+  send "STUB_LIMIT=2,0" >/dev/null
+  idle
+  run limits_of_turn_one
+  assert_output "1 2 3 1 rate limit (429)
+2 3 3 2 rate limit (429)"
+  run turn_field state
+  assert_output ok
+}
+
+@test "--on-limit stop fails the turn at the first limit" {
+  setup_runner
+  watch on_limit stop limit_tries 8 limit_backoff 60 limit_margin 0
+  send "STUB_LIMIT=1,2" >/dev/null
+  idle
+  run turn_field state
+  assert_output failed
+  run turn_reasons
+  assert_output "usage limit (429) after 1 try"
+  [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 1 ]
+}
+
+@test "a resume refused while the session runs as a background agent is tried again with the same prompt" {
+  setup_runner
+  send "opening" >/dev/null
+  idle
+  send "second STUB_REFUSE=1 MARK-refused" >/dev/null
+  idle
+  run prompts_seen
+  assert_output "opening
+second STUB_REFUSE=1 MARK-refused
+second STUB_REFUSE=1 MARK-refused"
+  run turn_field state
+  assert_output "ok ok"
+  run grep -c MARK-refused "$(session_file)"
+  assert_output 1
+  run grep -c '"event":"turn-retry"' "$SBX/.cr/log"
+  assert_output 1
+}
+
+@test "a runner that dies while a turn is parked leaves it parked for the next runner" {
+  setup_runner
+  watch on_limit wait limit_tries 8 limit_backoff 60 limit_margin 0
+  send "STUB_LIMIT=1,3 MARK-parked" >/dev/null
+  eventually "the turn to park" test -s "$SBX/.cr/queue/000001.parked"
+  kill -9 "$(cat "$SBX/.cr/runner.pid")"
+  sbx_runner kick
+  idle
+  run turn_field state
+  assert_output ok
+  run grep -c MARK-parked "$(session_file)"
+  assert_output 1
+}
+
+@test "start writes the watchdogs and the limit policy for the runner" {
+  start_worker brief.md --turn-idle 60 --turn-limit 7200 --on-limit stop --limit-backoff 30 --limit-tries 3
+  run cat "$(sandbox_home)/.cr/watch"
+  assert_output <<'OUT'
+turn_idle 60
+turn_limit 7200
+on_limit stop
+limit_backoff 30
+limit_tries 3
+limit_margin 30
+OUT
+}
+
+@test "by default a turn is ended after 900 s of silence, has no time limit, and waits out 8 limits from 60 s" {
+  start_worker
+  run cat "$(sandbox_home)/.cr/watch"
+  assert_output <<'OUT'
+turn_idle 900
+turn_limit 0
+on_limit wait
+limit_backoff 60
+limit_tries 8
+limit_margin 30
+OUT
+}
+
+@test "a backoff over an hour, or a negative watchdog, is refused before any call" {
+  rejects "--limit-backoff is at most 3600 s" "${ok_args[@]}" --limit-backoff 7200
+  rejects "argument --turn-idle: not a whole number of 0 or more: '-1'" "${ok_args[@]}" --turn-idle -1
+  rejects "argument --on-limit: invalid choice: 'retry'" "${ok_args[@]}" --on-limit retry
+}
+
+@test "status, log and wait --json say why the watchdog ended a turn, and wait exits 4" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_HANG\n' >hang.md
+  start_worker hang.md --turn-idle 1
+  wait_idle
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "last turn 2 stalled (exit 143): stalled: no output for 1 s"
+  run cr-e2b log --sandbox sbx1 --turn 2
+  assert_output_contains "--- turn 2 ended: stalled: no output for 1 s · exit 143"
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --json
+  assert_failure 4
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["last_turn"]["state"], d["last_turn"]["reason"])' "$output"
+  assert_output "stalled stalled stalled: no output for 1 s"
+  run --separate-stderr cr-e2b wait --sandbox sbx1
+  assert_failure 4
+  assert_one_error_line
+  assert_output "cr-e2b: turn 2 ended: stalled: no output for 1 s"
+}
+
+@test "while parked on a limit, status says until when and which try, wait keeps waiting and a brief queues behind" {
+  # it resets after the sandbox's hour of life is over
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_LIMIT=1,5000\n' >limit.md
+  start_worker limit.md
+  eventually "the turn to park" grep -q '"event":"limited"' "$(sandbox_home)/.cr/turns.jsonl"
+  until=$(python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["event"] == "limited": print(e["until"])' "$(sandbox_home)/.cr/turns.jsonl")
+  format=%H:%M
+  [ "$(TZ=UTC date -d "$until" +%F)" = "$(TZ=UTC date +%F)" ] || format="%b %d %H:%M"
+  shown=$(TZ=UTC date -d "$until" +"$format")
+  run env TZ=UTC cr-e2b status --sandbox sbx1
+  assert_output_contains "worker    limited until $shown (try 2 of 8): usage limit (429) on turn 2"
+  run cr-e2b wait --sandbox sbx1 --timeout 1 --interval 0.2
+  assert_failure 6
+  run cr-e2b brief --sandbox sbx1 --brief brief.md
+  assert_output "queued as turn 3, 1 ahead of it"
+  run cr-e2b log --sandbox sbx1 --turn 2
+  assert_output_contains "--- turn 2 try 1 of 8: usage limit (429); goes on at "
+  run cr-e2b status --sandbox sbx1 --turns
+  assert_output_contains "     try 1 of 8 "
+  assert_output_contains "          the sandbox's lifetime ends first: cr-e2b extend --sandbox sbx1 --timeout SECONDS"
+}
+
+@test "cancel ends the running turn and all it started, keeps the queue, and the next brief runs in the same session" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_HANG\n' >hang.md
+  start_worker hang.md
+  turn_started 2
+  run cr-e2b brief --sandbox sbx1 --brief brief.md
+  assert_success
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b cancel --sandbox sbx1
+  assert_success
+  assert_output "cancelled turn 2; the session, its files and the queue are kept"
+  run calls
+  assert_output "Sandbox.get_info
+Sandbox.connect
+commands.run"
+  wait_idle
+  run cr-e2b status --sandbox sbx1 --turns
+  assert_output_contains "turn 2    cancelled   EPIC wc-3: branch claude/wc-3-x, scope a, grants b (exit 143): cancelled"
+  assert_output_contains "turn 3    ok "
+  run stub_children
+  none_alive "${lines[@]}"
+  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do sed -n 2p "$c/argv"; done'
+  assert_output "--session-id
+--resume
+--resume"
+  run cr-e2b wait --sandbox sbx1
+  assert_success
+}
+
+@test "cancel --all also drops the briefs queued behind, naming each" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_HANG\n' >hang.md
+  start_worker hang.md
+  turn_started 2
+  printf 'second brief\n' >b2.md
+  printf 'third brief\n' >b3.md
+  cr-e2b brief --sandbox sbx1 --brief b2.md >/dev/null
+  cr-e2b brief --sandbox sbx1 --brief b3.md >/dev/null
+  run cr-e2b cancel --sandbox sbx1 --all
+  assert_success
+  assert_output <<'OUT'
+dropped turn 3: second brief
+dropped turn 4: third brief
+cancelled turn 2; the session, its files and the queue are kept
+OUT
+  wait_idle
+  [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 2 ]
+  run cr-e2b status --sandbox sbx1 --turns --json
+  run python3 -c 'import json,sys; print(" ".join(t["state"] for t in json.loads(sys.argv[1])["turn_list"]))' "$output"
+  assert_output "ok cancelled dropped dropped"
+  run --separate-stderr cr-e2b wait --sandbox sbx1
+  assert_failure 4
+  assert_one_error_line
+  assert_output "cr-e2b: turn 2 ended: cancelled"
+}
+
+@test "cancel ends a turn parked on a limit" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_LIMIT=1,600\n' >limit.md
+  start_worker limit.md
+  eventually "the turn to park" grep -q '"event":"limited"' "$(sandbox_home)/.cr/turns.jsonl"
+  run cr-e2b cancel --sandbox sbx1 --json
+  assert_success
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["cancelled"], d["ended"], d["dropped"])' "$output"
+  assert_output "2 True []"
+}
+
+@test "cancel with nothing running says so and exits 0" {
+  start_worker
+  wait_idle
+  run --separate-stderr cr-e2b cancel --sandbox sbx1
+  assert_success
+  assert_output "no turn is running in sandbox sbx1; nothing to cancel"
+}
+
+@test "cancel of an unknown sandbox is one line and exit 3" {
+  run --separate-stderr cr-e2b cancel --sandbox nosuch
+  assert_failure 3
+  assert_one_error_line
+  assert_output "cr-e2b: no such sandbox: nosuch (unknown, expired or killed)"
+}
+
+@test "start installs the pinned Claude Code with the installer's version argument" {
+  make_repo
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --dry-run --json
+  run python3 -c 'import json,sys; print([s["does"] for s in json.loads(sys.argv[1])["steps"] if s["name"] == "install"][0])' "$output"
+  assert_output "Claude Code 2.1.332, unless the template has it (then its own version runs)"
+  for version in 2.1.197 stable latest; do
+    rm -rf "$FAKE_E2B_DIR" && mkdir -p "$FAKE_E2B_DIR"
+    run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --agent-version "$version"
+    run grep '^INSTALL=' "$(sandbox_home)/.cr/setup"
+    assert_output "INSTALL='curl -fsSL https://claude.ai/install.sh | bash -s $version'"
+  done
+}
+
+@test "the installer's version argument is what runs, and status shows it" {
+  make_repo
+  # curl hands bash an installer that puts in the version it is given, as the official one does
+  cat >"$TEST_DIR/bin/curl" <<'CURL'
+#!/bin/bash
+cat <<'INSTALLER'
+mkdir -p ~/.local/bin
+printf '#!/bin/bash\necho "%s (Claude Code)"\n' "$1" >~/.local/bin/claude
+chmod +x ~/.local/bin/claude
+INSTALLER
+CURL
+  chmod +x "$TEST_DIR/bin/curl"
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --agent-version 2.1.197 --json
+  assert_success
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["agent_version"])' "$output"
+  assert_output 2.1.197
+  run cat "$(sandbox_home)/.cr/claude-version"
+  assert_output "2.1.197 (Claude Code)"
+}
+
+@test "start says when the template's own Claude Code runs instead of the pinned one" {
+  run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md \
+    --agent-version 2.1.197 --dry-run
+  refute_output_contains "instead of"
+  start_worker brief.md --agent-version 2.1.197
+  assert_output_contains "cr-e2b: the template has Claude Code 2.1.332, which runs instead of 2.1.197 (--agent-version installs only where none is)"
+  wait_idle
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "agent     Claude Code 2.1.332"
+  run cr-e2b status --sandbox sbx1 --json
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["agent_version"])' "$output"
+  assert_output 2.1.332
+}
+
+@test "an agent version that is not one, or one beside --install, is refused before any call" {
+  rejects "--agent-version takes a version such as 2.1.332, 'stable' or 'latest': 'next; rm -rf ~'" \
+    "${ok_args[@]}" --agent-version 'next; rm -rf ~'
+  rejects "--install replaces the installer that --agent-version sets the version of" \
+    "${ok_args[@]}" --agent-version 2.1.197 --install 'npm i -g @anthropic-ai/claude-code'
+}
+
+@test "every turn runs with the auto-updater and the background-agent view off" {
+  start_worker
+  run call_field Sandbox.create envs
+  assert_output_contains '"DISABLE_AUTOUPDATER": "1"'
+  assert_output_contains '"CLAUDE_CODE_DISABLE_AGENT_VIEW": "1"'
+}
+
+@test "doctor --live reports the template's Claude Code beside the pinned one" {
+  with_claude
+  printf '#!/bin/sh\necho 200\n' >"$TEST_DIR/bin/curl"
+  chmod +x "$TEST_DIR/bin/curl"
+  run --separate-stderr cr-e2b doctor --live
+  assert_output_contains "sandbox claude                   ok    2.1.332 (Claude Code stub)"
+  rm "$TEST_DIR/bin/claude"  # a link to the stub: write a file of the test's own
+  printf '#!/bin/sh\necho "2.1.197 (Claude Code)"\n' >"$TEST_DIR/bin/claude"
+  chmod +x "$TEST_DIR/bin/claude"
+  run --separate-stderr cr-e2b doctor --live
+  assert_output_contains "sandbox claude                   ok    2.1.197 (Claude Code); a worker runs this one, not the 2.1.332 cr-e2b was tested with"
+}
