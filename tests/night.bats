@@ -415,3 +415,40 @@ CURL
   run --separate-stderr cr-e2b doctor --live
   assert_output_contains "sandbox claude                   ok    2.1.197 (Claude Code); a worker runs this one, not the 2.1.332 cr-e2b was tested with"
 }
+
+# Runs SCRIPT with the runner's judge and reset_time defined, for real: SCRIPT ARGS...
+with_judge() {
+  local script=$1
+  shift
+  bash -c "$(PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' |
+    sed -n '/^\(judge\|reset_time\)() {/,/^}/p')
+$script" _ "$@"
+}
+
+@test "a reset time given only as text is taken in its own time zone, the next such time" {
+  run with_judge 'reset_time "$1"' "You've hit your session limit · resets 4:50pm (Europe/Berlin)"
+  expected=$(TZ=Europe/Berlin date -d 4:50pm +%s)
+  [ "$expected" -gt "$(date +%s)" ] || expected=$((expected + 86400))
+  assert_output "$expected"
+  run with_judge 'reset_time "$1"' "no time here"
+  assert_output ""
+}
+
+@test "a limit is told from its result: usage limits with their reset, a plain 429, an overload, and not a success" {
+  printf '%s\n' '{"type":"result","is_error":true,"result":"Claude AI usage limit reached|1764590000"}' >a.log
+  printf '%s\n' '{"type":"result","is_error":true,"api_error_status":529,"result":"API Error: 529 overloaded_error"}' >b.log
+  printf '%s\n' 'API Error: 429 rate_limit_error' >c.log
+  printf '%s\n' '{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1764590000}}' \
+    '{"type":"result","is_error":false,"result":"done"}' >d.log
+  printf '%s\n' '{"type":"result","is_error":true,"result":"the tests are overloaded with fixtures"}' >e.log
+  run with_judge 'for try in "1 a" "1 b" "1 c" "0 d" "1 e"; do
+      read -r rc name <<<"$try"; LOG=$name.log; offset=0; judge; echo "$is_error|$limit|$wake"
+    done'
+  assert_output <<'OUT'
+true|usage limit (429)|1764590000
+true|overloaded (529)|
+null|rate limit (429)|
+false||
+true||
+OUT
+}
