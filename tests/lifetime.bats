@@ -122,8 +122,10 @@ PY
   deadline_in 0
   pause_sandbox
   run cr-e2b log --sandbox sbx1
-  run call_field Sandbox.connect timeout
+  run call_field Sandbox.set_timeout timeout
   assert_output 300
+  run seconds_left
+  [ "$output" -ge 295 ]
 }
 
 @test "reconnecting to a running sandbox asks for no more life than it has" {

@@ -148,10 +148,15 @@ pending_turns() {
   done
 }
 
-# The SDK calls made so far, one name per line.
+# The SDK calls made so far, one name per line. A verb asks for a sandbox's
+# info and connects to it at the same time: that pair is shown info first.
 calls() {
   python3 -c 'import json,sys
-for line in open(sys.argv[1]): print(json.loads(line)["call"])' "$FAKE_E2B_DIR/calls.jsonl"
+names = [json.loads(line)["call"] for line in open(sys.argv[1])]
+for i in range(len(names) - 1):
+    if names[i:i + 2] == ["Sandbox.connect", "Sandbox.get_info"]:
+        names[i:i + 2] = ["Sandbox.get_info", "Sandbox.connect"]
+print("\n".join(names))' "$FAKE_E2B_DIR/calls.jsonl"
 }
 
 # A field of every recorded call of one kind, one JSON value per line.
