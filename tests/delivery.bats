@@ -126,14 +126,16 @@ OUT
   no_sdk_calls
 }
 
-@test "kill of a paused sandbox refuses without resuming it; --force kills it as it is" {
-  make_sandbox
+@test "kill of a paused sandbox holding work looks inside and leaves it paused; --force kills it as it is" {
+  idle_worker
+  commit_in_worker 42
   pause_sandbox
-  run cr-e2b kill --sandbox sbx1
+  run --separate-stderr cr-e2b kill --sandbox sbx1
   assert_failure 9
-  assert_output "cr-e2b: sandbox sbx1 is paused and cr-e2b would have to resume it to look for unsaved work: --save DIR resumes it and keeps the work, --force kills it as it is"
-  run calls
-  assert_output Sandbox.get_info
+  assert_one_error_line
+  assert_output_contains "cr-e2b: sandbox sbx1 holds work that would be lost: 1 unpushed commit"
+  assert_output_contains "; it is paused again"
+  [ "$(sandbox_state)" = paused ]
   rm "$FAKE_E2B_DIR/calls.jsonl"
   run cr-e2b kill --sandbox sbx1 --force
   assert_success
@@ -152,9 +154,19 @@ OUT
   [ -s "$TEST_DIR/saved/work.bundle" ]
   run calls
   assert_output_contains "Sandbox.connect
+Sandbox.set_timeout
 commands.run
 files.read
 Sandbox.kill"
+}
+
+@test "kill of a paused sandbox with nothing to lose kills it" {
+  idle_worker
+  pause_sandbox
+  run cr-e2b kill --sandbox sbx1
+  assert_success
+  run call_field Sandbox.kill sandbox_id
+  assert_output '"sbx1"'
 }
 
 @test "kill of a sandbox whose clone failed says there is no repository and kills it" {

@@ -11,11 +11,6 @@ end = datetime.fromisoformat(json.load(open(sys.argv[1]))["end_at"])
 print(int((end - datetime.now(timezone.utc)).total_seconds()))' "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json"
 }
 
-sandbox_state() {
-  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["state"])' \
-    "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json"
-}
-
 # Sets the fake sandbox's deadline to N seconds from now.
 deadline_in() {
   python3 - "$FAKE_E2B_DIR/sandboxes/sbx1/info.json" "$1" <<'PY'
@@ -76,8 +71,11 @@ PY
   [ "$(sandbox_state)" = paused ]
   run cr-e2b status --sandbox sbx1
   [[ "${lines[0]}" =~ ^"sandbox   sbx1 (paused, "[0-9]+m[0-9]{2}s" left)"$ ]]
+  rm "$FAKE_E2B_DIR/calls.jsonl"
   run cr-e2b list
-  [[ "$output" =~ "sbx1  backend  https://git.example.com/team/app.git  paused  "[0-9]+m[0-9]{2}s" left" ]]
+  [[ "$output" =~ ^"sbx1  backend  -  -  -  "[0-9]+m[0-9]{2}s" left  paused"$ ]]
+  run calls
+  assert_output Sandbox.list
 }
 
 @test "resume --timeout resumes in one call with that much life" {

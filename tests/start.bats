@@ -408,7 +408,7 @@ OUT
   start_worker
   wait_idle
   run script -qec "cr-e2b list" /dev/null
-  assert_output_contains "SANDBOX  PROFILE  REPO  STATE  LEFT"
+  assert_output_contains "SANDBOX  PROFILE  BRANCH  TURNS    COST   LEFT         STATE"
   run script -qec "cr-e2b wait --sandbox sbx1" /dev/null
   assert_output_contains "turn 2 ok: WORKER stub READY"
   run script -qec "cr-e2b kill --sandbox sbx1" /dev/null

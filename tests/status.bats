@@ -131,7 +131,8 @@ OUT
 }
 
 make_worker_sandbox() { # profile repo
-  python3 -c 'import sys, e2b; e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": sys.argv[1], "repo": sys.argv[2], "session": "s"})' "$1" "$2"
+  python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": sys.argv[1], "repo": sys.argv[2], "session": "s"}).sandbox_id)' "$1" "$2" >"$TEST_DIR/made"
+  install_runner "$(cat "$TEST_DIR/made")"
   sleep 0.01
 }
 
@@ -143,15 +144,16 @@ make_worker_sandbox() { # profile repo
   rm "$FAKE_E2B_DIR/calls.jsonl"
   run cr-e2b list
   assert_success
-  output=$(printf '%s\n' "${lines[@]}" | sed -E 's/ [0-9]+m[0-9]{2}s left$/ N left/')
+  output=$(printf '%s\n' "${lines[@]}" | sed -E 's/ [0-9]+m[0-9]{2}s left / N left /')
   assert_output <<'OUT'
-sbx4  frontend  https://h/web.git  running  N left
-sbx3  docs  https://h/app.git  running  N left
-sbx1  backend  https://h/app.git  running  N left
+sbx4  frontend  -  0 turns  -  N left  idle
+sbx3  docs      -  0 turns  -  N left  idle
+sbx1  backend   -  0 turns  -  N left  idle
 OUT
-  run calls
-  assert_output "Sandbox.list
-Sandbox.list"
+  run bash -c "grep -o '\"call\": \"[^\"]*\"' '$FAKE_E2B_DIR/calls.jsonl' | sort | uniq -c | tr -s ' '"
+  assert_output " 3 \"call\": \"Sandbox.connect\"
+ 2 \"call\": \"Sandbox.list\"
+ 3 \"call\": \"commands.run\""
 }
 
 @test "list --json gives one document with a row per sandbox" {
@@ -159,7 +161,7 @@ Sandbox.list"
   run cr-e2b list --json
   assert_success
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d["sandboxes"][0]))' "$output"
-  assert_output "['end_at', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'started_at', 'state']"
+  assert_output "['branch', 'end_at', 'exit_code', 'idle_seconds', 'limited_until', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'started_at', 'state', 'turn', 'turns', 'worker_state']"
 }
 
 @test "list with no workers prints nothing and succeeds" {

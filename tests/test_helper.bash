@@ -251,13 +251,24 @@ ok_args=(--repo https://github.com/you/app.git --profile backend --brief brief.m
 make_sandbox() {
   python3 -c 'import e2b; e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": "backend",
     "repo": "https://git.example.com/team/app.git", "session": "9b30a883-73ad-4531-bba2-05e112cdb160"})'
+  install_runner sbx1
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+# The runner, as start leaves it, in a sandbox the fake made: install_runner ID
+install_runner() {
   local home
-  home=$(sandbox_home)
+  home=$(sandbox_home "$1")
   mkdir -p "$home/.cr/queue"
   PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$home/.cr/runner"
   printf 'ANTHROPIC_API_KEY\n' >"$home/.cr/secret-names"
   printf 'repo\n' >"$home/.cr/workdir"
-  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+# The fake sandbox's state: running, paused or killed.
+sandbox_state() {
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["state"])' \
+    "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json"
 }
 
 # What e2b does when a sandbox's lifetime runs out with on_timeout=pause.

@@ -1,0 +1,244 @@
+#!/usr/bin/env bats
+# The control room: every worker on one screen (list, list --watch), and wait
+# and kill over many workers at once.
+
+load test_helper
+
+# A worker of the fake with profile P whose turn 1 ended as given:
+#   fleet_worker PROFILE EXIT IS_ERROR LAST_LINE [REASON [DENIED_COMMAND]]
+# The sandbox id is left in $made.
+fleet_worker() {
+  local home reason=null denials=""
+  made=$(python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
+    "profile": sys.argv[1], "repo": "https://h/app.git", "session": "s"}).sandbox_id)' "$1")
+  install_runner "$made"
+  home=$(sandbox_home "$made")
+  [ -n "${5:-}" ] && reason="\"$5\""
+  [ -n "${6:-}" ] && denials="{\"tool_name\":\"Bash\",\"tool_use_id\":\"t1\",\"tool_input\":{\"command\":\"$6\"}}"
+  echo brief >"$home/.cr/queue/000001.md"
+  : >"$home/.cr/queue/000001.ended"
+  cat >"$home/.cr/turns.jsonl" <<EOF
+{"turn":1,"event":"queued","at":"2026-11-29T10:00:00Z","prompt":"queue/000001.md","first_line":"brief"}
+{"turn":1,"event":"started","at":"2026-11-29T10:00:01Z","try":1,"flag":"--session-id","log_at":0}
+{"turn":1,"event":"result","result":{"type":"result","is_error":$3,"result":"done\n$4","total_cost_usd":0.5,"permission_denials":[$denials]}}
+{"turn":1,"event":"ended","at":"2026-11-29T10:00:09Z","exit":$2,"is_error":$3,"denials":0,"reason":$reason,"log_end":0}
+EOF
+  sleep 0.01  # started_at orders the rows
+}
+
+# Turn 2 of the last fleet_worker, running for 12 minutes under a live runner.
+running_turn() {
+  local home
+  home=$(sandbox_home "$made")
+  echo next >"$home/.cr/queue/000002.md"
+  printf '{"turn":2,"event":"queued","at":"2026-11-29T10:00:10Z","prompt":"queue/000002.md","first_line":"next"}\n' >>"$home/.cr/turns.jsonl"
+  printf '{"turn":2,"event":"started","at":"%s","try":1,"flag":"--resume","log_at":0}\n' \
+    "$(date -u -d '-750 seconds' +%Y-%m-%dT%H:%M:%SZ)" >>"$home/.cr/turns.jsonl"
+  : >"$home/.cr/log"
+  touch -d '-150 seconds' "$home/.cr/log"
+  bash -c 'exec -a "runner drain" sleep 60' &
+  echo $! >"$home/.cr/runner.pid"
+}
+
+# The rows, with each sandbox's time left as N.
+rows() { printf '%s\n' "${lines[@]}" | sed -E 's/[0-9]+m[0-9]{2}s left/N left/'; }
+
+a_fleet() {
+  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7"
+  fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  fleet_worker idle 0 false "WORKER idle READY"
+  fleet_worker failed 1 true "API Error: 500"
+  fleet_worker stalled 143 null "" "stalled: no output for 900 s"
+  fleet_worker undelivered 0 false "EPIC wc-3 READY 4b825dc642cb https://github.com/you/app/pull/8" "" "git push origin claude/wc-3"
+  fleet_worker running 0 false "WORKER running READY"
+  running_turn
+  fleet_worker dead 0 false "WORKER dead READY"
+  echo again >"$(sandbox_home "$made")/.cr/queue/000002.md"
+  fleet_worker setup 0 false "WORKER setup READY"
+  echo clone >"$(sandbox_home "$made")/.cr/setup-failed"
+  fleet_worker paused 0 false "WORKER paused READY"
+  pause_sandbox "$made"
+  fleet_worker silent 0 false "WORKER silent READY"
+  printf 'sleep 30\n' >"$(sandbox_home "$made")/.cr/runner"
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+@test "list shows each worker's state in words, with its reason, newest first" {
+  a_fleet
+  export CR_E2B_PEEK_SECONDS=2
+  run cr-e2b list
+  assert_success
+  rows | assert_output_rows
+}
+
+assert_output_rows() {
+  output=$(cat)
+  assert_output <<'OUT'
+sbx11  silent       -  -        -      N left  unreachable: no answer in 2 s
+sbx10  paused       -  -        -      N left  paused
+sbx9   setup        -  1 turn   $0.50  N left  setup failed: setup failed at step clone: nothing will run
+sbx8   dead         -  1 turn   $0.50  N left  dead runner: dead: turns are queued but no runner is alive (a brief restarts it)
+sbx7   running      -  2 turns  $0.50  N left  running: running turn 2 for 12m, last output 2m ago
+sbx6   undelivered  -  1 turn   $0.50  N left  undelivered: denied git push origin claude/wc-3
+sbx5   stalled      -  1 turn   $0.50  N left  stalled: stalled: no output for 900 s · done
+sbx4   failed       -  1 turn   $0.50  N left  failed: API Error: 500
+sbx3   idle         -  1 turn   $0.50  N left  idle
+sbx2   blocked      -  1 turn   $0.50  N left  BLOCKED: needs the staging key
+sbx1   ready        -  1 turn   $0.50  N left  READY https://github.com/you/app/pull/7
+OUT
+}
+
+@test "on a terminal the workers that need a person come first, under a header" {
+  a_fleet
+  export CR_E2B_PEEK_SECONDS=2
+  run script -qec "cr-e2b list --profile ready --profile blocked --profile stalled --profile idle" /dev/null
+  output=$(printf '%s\n' "${lines[@]}" | tr -d '\r' | sed -E 's/[0-9]+m[0-9]{2}s left/N left/')
+  assert_output <<'OUT'
+SANDBOX  PROFILE  BRANCH  TURNS   COST   LEFT         STATE
+sbx5     stalled  -       1 turn  $0.50  N left  stalled: stalled: no output for 900 s · done
+sbx2     blocked  -       1 turn  $0.50  N left  BLOCKED: needs the staging key
+sbx3     idle     -       1 turn  $0.50  N left  idle
+sbx1     ready    -       1 turn  $0.50  N left  READY https://github.com/you/app/pull/7
+OUT
+}
+
+@test "list never resumes a paused worker to peek it, and peeks the others in one wave" {
+  a_fleet
+  export CR_E2B_PEEK_SECONDS=2
+  run cr-e2b list --json
+  assert_success
+  [ "$(sandbox_state sbx10)" = paused ]
+  run call_field Sandbox.connect sandbox_id
+  refute_output_contains sbx10
+  [ "${#lines[@]}" -eq 10 ]
+}
+
+@test "list --json gives every worker's state, reason, pull request and figures" {
+  a_fleet
+  export CR_E2B_PEEK_SECONDS=2
+  run cr-e2b list --json --profile ready --profile running
+  run python3 -c 'import json,sys
+for r in json.loads(sys.argv[1])["sandboxes"]:
+    print(r["sandbox_id"], r["state"], r["worker_state"], r["pr_url"], r["turns"], r["session_cost_usd"], r["turn"], r["running_seconds"] // 60 if r["running_seconds"] else None, r["exit_code"])' "$output"
+  assert_output <<'OUT'
+sbx7 running running None 2 0.5 2 12 0
+sbx1 running READY https://github.com/you/app/pull/7 1 0.5 None None 0
+OUT
+}
+
+@test "list --state picks workers by state, in any case" {
+  a_fleet
+  export CR_E2B_PEEK_SECONDS=2
+  run cr-e2b list --state blocked --state READY
+  rows | cut -d' ' -f1 | assert_output_lines "sbx2
+sbx1"
+}
+
+assert_output_lines() { output=$(cat); assert_output "$1"; }
+
+@test "list --watch, piped, prints a line per change of a worker's state and stops when all are idle" {
+  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_SLEEP=2\n' >slow.md
+  start_worker slow.md
+  run cr-e2b list --watch --interval 0.2 --until-idle
+  assert_success
+  output=$(printf '%s\n' "${lines[@]}" | sed -E 's/^[0-9]{2}:[0-9]{2}:[0-9]{2}  //; s/running turn [0-9]+.*/running turn N/')
+  assert_output "sbx1  backend  running: running turn N
+sbx1  backend  idle"
+}
+
+@test "list --watch --until-idle exits with the code wait would give for the worst worker" {
+  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7"
+  fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  run cr-e2b list --watch --until-idle --interval 0.1
+  assert_failure 5
+  fleet_worker undelivered 0 false "EPIC wc-3 READY x" "" "git push origin claude/wc-3"
+  run cr-e2b list --watch --until-idle --interval 0.1
+  assert_failure 8
+  fleet_worker failed 1 true "API Error: 500"
+  run cr-e2b list --watch --until-idle --interval 0.1
+  assert_failure 4
+}
+
+@test "--until-idle without --watch is refused" {
+  run --separate-stderr cr-e2b list --until-idle
+  assert_failure 2
+  assert_one_error_line
+  assert_output "cr-e2b: --until-idle goes with --watch"
+}
+
+@test "wait on several workers returns the worst outcome, with an entry per worker" {
+  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7"
+  fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --sandbox sbx2
+  assert_failure 5
+  assert_one_error_line
+  assert_output "cr-e2b: sandbox sbx2: turn 1 blocked: EPIC wc-2 BLOCKED needs the staging key"
+  fleet_worker failed 1 true "API Error: 500"
+  run --separate-stderr cr-e2b wait --all --json
+  assert_failure 4
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["exit_code"]); [print(w["sandbox_id"], w["outcome"], w["exit_code"]) for w in d["workers"]]' "$output"
+  assert_output <<'OUT'
+failed 4
+sbx1 ok 0
+sbx2 blocked 5
+sbx3 failed 4
+OUT
+  run cr-e2b wait --all --profile ready --profile blocked
+  assert_failure 5
+  run cr-e2b wait --sandbox sbx1 --sandbox nosuch
+  assert_failure 3
+}
+
+@test "wait on several workers times out with 6 while one is still busy" {
+  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7"
+  fleet_worker running 0 false "WORKER running READY"
+  running_turn
+  run --separate-stderr cr-e2b wait --all --timeout 1 --interval 0.2
+  assert_failure 6
+  assert_one_error_line
+  assert_output_contains "cr-e2b: sandbox sbx2: still busy after 1 s: running turn 2 for 12m"
+}
+
+@test "kill over several workers kills those with nothing to lose and names those it keeps" {
+  start_worker
+  wait_idle
+  fleet_worker docs 0 false "WORKER docs READY"
+  git -C "$(sandbox_home sbx1)/repo" commit -q --allow-empty -m "not pushed"
+  run --separate-stderr cr-e2b kill --all
+  assert_failure 9
+  [ "$(sandbox_state sbx1)" = running ]
+  [ "$(sandbox_state sbx2)" = killed ]
+  assert_output "killed sandbox sbx2"
+  [[ "$stderr" == *"cr-e2b: sandbox sbx1 holds work that would be lost: 1 unpushed commit; keep it with --save DIR, or drop it with --force"* ]]
+  run cr-e2b kill --all --save "$TEST_DIR/saved"
+  assert_success
+  [ -s "$TEST_DIR/saved/sbx1/work.bundle" ]
+  [ "$(sandbox_state sbx1)" = killed ]
+}
+
+@test "kill --force over several workers kills them all, one call each" {
+  fleet_worker a 0 false "WORKER a READY"
+  fleet_worker b 0 false "WORKER b READY"
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b kill --sandbox sbx1 --sandbox sbx2 --force
+  assert_success
+  run calls
+  assert_output "Sandbox.kill
+Sandbox.kill"
+}
+
+@test "a selection of workers is --sandbox or --all, checked before any call; brief takes one" {
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --all
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "give --sandbox ID (one or more) or --all"
+  run --separate-stderr cr-e2b kill --profile docs --sandbox sbx1
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "--profile goes with --all"
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --sandbox sbx2 --brief brief.md
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "cr-e2b: --sandbox is given once: this verb acts on one worker"
+  no_sdk_calls
+}
