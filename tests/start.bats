@@ -5,14 +5,41 @@ load test_helper
 
 session_of() { call_field Sandbox.create metadata | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["session"])'; }
 
-@test "start creates the sandbox, writes its files, sets up and launches in three calls" {
+@test "start creates the sandbox, then sets up and launches in one command that carries its files" {
   start_worker
+  run calls
+  assert_output <<'OUT'
+Sandbox.create
+commands.run
+OUT
+  run call_field commands.run envs
+  assert_output_contains '{"CR_FILES": "'
+  cmp "$(sandbox_home)/.cr/inbox/brief.md" brief.md 2>/dev/null || cmp "$(sandbox_home)/.cr/queue/000002.md" brief.md
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' |
+    cmp - "$(sandbox_home)/.cr/runner"
+}
+
+@test "nothing that setup starts inherits the files start sent" {
+  hold_stub
+  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_BLOCK\n' >held.md
+  start_worker held.md
+  turn_started 2
+  run grep -c CR_FILES "/proc/$(cat "$(sandbox_home)/.cr/runner.pid")/environ" "/proc/$(cat "$(turn_file 2 pid)")/environ"
+  assert_output_contains "/environ:0"
+  refute_output_contains "/environ:1"
+  release_stub
+}
+
+@test "start's files too big for one variable are written first: three calls" {
+  python3 -c 'import os, base64; print("EPIC wc-3: branch claude/wc-3-x, scope a, grants b"); print(base64.b64encode(os.urandom(90000)).decode())' >big.md
+  start_worker big.md
   run calls
   assert_output <<'OUT'
 Sandbox.create
 files.write_files
 commands.run
 OUT
+  cmp big.md "$(sandbox_home)/.cr/queue/000002.md"
 }
 
 @test "start prints the sandbox, the session and the follow-up commands" {
@@ -187,7 +214,6 @@ OUT
   run calls
   assert_output <<'OUT'
 Sandbox.create
-files.write_files
 commands.run
 Sandbox.kill
 OUT
