@@ -70,7 +70,7 @@ import re, sys, yaml
 text = open(sys.argv[1], encoding="utf-8").read()
 section = text[text.index("## Running it from GitHub Actions"):]
 job = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
-steps = job["jobs"]["work"]["steps"]
+steps = [step for each in job["jobs"].values() for step in each["steps"]]
 script = "\n".join(step.get("run", "") for step in steps).replace("\\\n", " ")
 for verb, rest in re.findall(r"cr-e2b ([a-z]+) ([^\n|;]*)", script):
     print(verb, *[w.split("=")[0] for w in rest.split() if w.startswith("--")])
