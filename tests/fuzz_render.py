@@ -79,6 +79,23 @@ def violations(lines, cr_e2b):
             yield f"secret shown in {shown!r}"
 
 
+def too_deep(cr_e2b, rng):
+    """Lines nested deeper than any parser goes, through the renderer's guard
+    and the records' fold, as `log` and `status` meet them."""
+    for depth in (900, 5000, 50000):
+        opening, closing = rng.choice([("[", "]"), ('{"a":', "}")])
+        line = opening * depth + f'"\x1b[2J{SECRET}"' + closing * depth
+        try:
+            shown = cr_e2b.Renderer(cr_e2b.Style()).render(line)[1]
+            if list(violations(shown, cr_e2b)):
+                yield f"depth {depth}: {list(violations(shown, cr_e2b))[0]}"
+            record = '{"turn":1,"event":"result","result":{"type":"result","result":%s}}' % line
+            cr_e2b.fold_records([record])
+            cr_e2b.as_text(json.loads(opening * 900 + "1" + closing * 900))
+        except Exception as exc:
+            yield f"depth {depth}: {type(exc).__name__}: {str(exc)[:100]}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=4000)
@@ -102,10 +119,13 @@ def main():
             [json.dumps({"turn": rng.randint(1, 3), "event": "result", "result": shaped})]
         try:
             states = {turn["state"] for turn in cr_e2b.fold_records(records)}
-            assert states <= {"queued", "running", "lost", "failed", "undelivered", "blocked", "ok"}
+            assert states <= {"queued", "running", "limited", "lost", "failed", "undelivered", "blocked",
+                              "stalled", "cancelled", "dropped", "ok"}
         except Exception as exc:
             failures["records"].append(f"{type(exc).__name__}: {exc} on {records}")
+    failures["depth"] = list(too_deep(cr_e2b, rng))
     labels = {"renderer": "every event renders to a list of strings",
+              "depth": "a line or a record nested too deep to parse shows as text, masked and escaped",
               "lines": "no rendered line shows a control character or a secret",
               "records": "turn records of any shape fold into turns with a known state"}
     for name, label in labels.items():

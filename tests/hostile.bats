@@ -200,3 +200,24 @@ cr-e2b: back in touch with sandbox sbx1 after 3 s" ] || { echo "$version: $stder
   assert_one_error_line
   assert_output_contains "unrecognized arguments: --version"
 }
+
+@test "a log line or a result nested 50,000 deep shows as text, and the rest of the log still shows" {
+  start_worker
+  wait_idle
+  home=$(sandbox_home)
+  python3 -c 'import sys; n = 50000; sys.stdout.write("[" * n + "\"deep\"" + "]" * n + "\n")' >deep.line
+  cat deep.line >>"$home/.cr/log"
+  echo '{"type":"assistant","message":{"content":[{"type":"text","text":"after the deep line"}]}}' >>"$home/.cr/log"
+  printf '{"turn":2,"event":"result","result":%s}\n' "$(cat deep.line)" >>"$home/.cr/turns.jsonl"
+  run --separate-stderr cr-e2b log --sandbox sbx1
+  assert_success
+  assert_output_contains '[[[[[[[[[['
+  assert_output_contains "    after the deep line"
+  run --separate-stderr cr-e2b log --sandbox sbx1 --tail 1
+  assert_success
+  assert_output "    after the deep line"
+  run --separate-stderr cr-e2b status --sandbox sbx1
+  assert_success
+  run --separate-stderr cr-e2b wait --sandbox sbx1
+  assert_success
+}
