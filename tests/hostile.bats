@@ -187,14 +187,16 @@ cr-e2b: back in touch with sandbox sbx1 after 3 s" ] || { echo "$version: $stder
   run cr-e2b wait --sandbox sbx1 --timeout 2 --interval 5
   took=$(( ($(date +%s%N) - t0) / 1000000 ))
   assert_failure 6
-  [ "$took" -ge 2000 ] && [ "$took" -lt 4000 ]
+  [ "$took" -ge 2000 ]
+  [ "$took" -lt 4000 ]
   release_stub
 }
 
 @test "--debug works after the verb, and a global option out of place is one usage line" {
   run --separate-stderr cr-e2b status --sandbox nosuch --debug
   assert_failure 1
-  [[ "$stderr" == *Traceback* ]] && [[ "$stderr" == *"no such sandbox: nosuch"* ]]
+  [[ "$stderr" == *Traceback* ]]
+  [[ "$stderr" == *"no such sandbox: nosuch"* ]]
   run --separate-stderr cr-e2b log --version --sandbox sbx1
   assert_failure 2
   assert_one_error_line

@@ -41,7 +41,8 @@ PY
   run calls
   assert_output Sandbox.set_timeout
   run seconds_left
-  [ "$output" -ge 595 ] && [ "$output" -le 600 ]
+  [ "$output" -ge 595 ]
+  [ "$output" -le 600 ]
   run cr-e2b extend --sandbox sbx1 --timeout 7200 --json
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["seconds_left"], d["state"])' "$output"
   assert_output "['end_at', 'sandbox_id', 'seconds_left', 'state'] 7200 running"
