@@ -71,12 +71,64 @@ load test_helper
   refute_output_contains "e2b imported"
 }
 
-@test "help shows an example and the exit codes" {
+@test "each verb's help says what it does, with two to five examples and the exit codes it can give" {
+  verbs=$(PYTHONPATH="$ROOT" python3 -c 'import cr_e2b; print(" ".join(cr_e2b.VERBS))')
+  for verb in $verbs; do
+    run cr-e2b "$verb" --help
+    assert_success
+    examples=$(grep -c '^  \$ cr-e2b '"$verb"' ' <<<"$output")
+    [ "$examples" -ge 2 ] || { echo "$verb: $examples examples" >&2; return 1; }
+    [ "$examples" -le 5 ] || { echo "$verb: $examples examples" >&2; return 1; }
+    assert_output_contains "exit codes:
+    0  success"
+    [ "$(grep -c '^  [ 0-9]\{2\}[0-9]  ' <<<"$output")" -lt 11 ] || { echo "$verb lists every code" >&2; return 1; }
+  done
   run cr-e2b wait --help
+  assert_output_contains "    5  the last turn's last line is EPIC <id> BLOCKED ..."
+  refute_output_contains "    9  refused"
+  run cr-e2b --help
+  assert_output_contains "    9  refused: the sandbox holds unpushed or uncommitted work"
+}
+
+@test "README's exit codes are the code's, and its verb table names every verb" {
+  run env PYTHONPATH="$ROOT" python3 - "$ROOT/README.md" <<'PY'
+import re, sys
+import cr_e2b
+text = open(sys.argv[1], encoding="utf-8").read()
+table = text[text.index("## Exit codes"):]
+table = table[:table.index("\n\n", table.index("| ---"))]
+rows = {int(code): meaning for code, meaning in re.findall(r"^\| (\d+) \| (.*) \|$", table, re.M)}
+print(rows == cr_e2b.EXIT_CODES)
+verbs = re.findall(r"^\| `([a-z]+)` \| ", text[text.index("## The verbs"):], re.M)
+print(sorted(verbs) == sorted(cr_e2b.VERBS))
+PY
+  assert_output "True
+True"
+}
+
+@test "every verb and option the README names exists" {
+  run python3 - "$ROOT/README.md" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+for verb, rest in re.findall(r"cr-e2b ([a-z]+)((?: +[^\s`|;)]+)*)", text):
+    print(verb, *sorted({w.split("=")[0] for w in rest.split() if w.startswith("--")}))
+PY
   assert_success
-  assert_output_contains "example:
-  cr-e2b wait --sandbox SANDBOX_ID --timeout 1800"
-  assert_output_contains "5 last turn BLOCKED (wait)"
+  [ "${#lines[@]}" -ge 20 ]
+  for line in "${lines[@]}"; do
+    read -r verb options <<<"$line"
+    help=$(cr-e2b "$verb" --help) || { echo "no verb $verb" >&2; return 1; }
+    for option in $options; do
+      [[ "$help" == *"$option"* ]] || { echo "cr-e2b $verb has no $option" >&2; return 1; }
+    done
+  done
+}
+
+@test "the package's version is the tool's" {
+  run python3 -c 'import re, sys; print(re.search(r"^version = \"(.*)\"$", open(sys.argv[1]).read(), re.M).group(1))' "$ROOT/pyproject.toml"
+  version=$output
+  run cr-e2b --version
+  assert_output "cr-e2b $version"
 }
 
 @test "--version prints the version" {
@@ -102,4 +154,11 @@ load test_helper
   run env PYTHONPATH="$TEST_DIR/broken" python3 "$ROOT/tests/contract.py"
   assert_failure 1
   assert_output_contains "not ok cannot import the e2b SDK"
+}
+
+@test "README is a newcomer's first hour: at most 20 KB, with a table of contents" {
+  [ "$(wc -c <"$ROOT/README.md")" -le 20480 ]
+  grep -q '^## Contents$' "$ROOT/README.md"
+  run grep -c '^- \[' "$ROOT/README.md"
+  [ "$output" -ge 8 ]
 }
