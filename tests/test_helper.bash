@@ -134,7 +134,7 @@ wait_idle() { eventually "an idle runner" nothing_pending "$(sandbox_home "${1:-
 turn_file() { echo "${3:-$(sandbox_home)}/.cr/queue/$(printf %06d "$1").$2"; }
 
 # Until turn N of the sandbox has ended, or started (in its home, or HOME).
-turn_ended() { eventually "turn $1 to end" test -e "$(turn_file "$1" ended)"; }
+turn_ended() { eventually "turn $1 to end" test -e "$(turn_file "$1" ended "${2:-}")"; }
 turn_started() { eventually "turn $1 to start" test -e "$(turn_file "$1" started "${2:-}")"; }
 
 # A stub Claude Code whose prompt holds STUB_BLOCK waits for release_stub.
