@@ -115,13 +115,7 @@ for verb, rest in re.findall(r"cr-e2b ([a-z]+)((?: +[^\s`|;)]+)*)", text):
 PY
   assert_success
   [ "${#lines[@]}" -ge 20 ]
-  for line in "${lines[@]}"; do
-    read -r verb options <<<"$line"
-    help=$(cr-e2b "$verb" --help) || { echo "no verb $verb" >&2; return 1; }
-    for option in $options; do
-      [[ "$help" == *"$option"* ]] || { echo "cr-e2b $verb has no $option" >&2; return 1; }
-    done
-  done
+  verbs_have_options "${lines[@]}"
 }
 
 @test "the package's version is the tool's" {
