@@ -36,14 +36,19 @@ def names_of(target):
 
 
 def resolve(module, dotted):
-    """Follows a path like Sandbox.files.write_files, through typed properties."""
+    """Follows a path like Sandbox.files.write_files, through typed properties,
+    and like Template.from_template().run_cmd, through what a call returns."""
     target = module
     for part in dotted.split("."):
+        called = part.endswith("()")
+        part = part[:-2] if called else part
         attribute = inspect.getattr_static(target, part, None) if inspect.isclass(target) else None
         if isinstance(attribute, property):
             target = typing.get_type_hints(attribute.fget)["return"]
         else:
             target = getattr(target, part)
+        if called:
+            target = typing.get_type_hints(target)["return"]
     return target
 
 

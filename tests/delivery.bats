@@ -361,7 +361,8 @@ STUB
 
 @test "the pr-tool step installs the GitHub CLI into ~/.local/bin when the template lacks it" {
   run_pr_tool
-  assert_output "went on"
+  [[ "${lines[0]}" =~ ^cr-e2b-step-ms:\ pr-tool\ [0-9]+$ ]]
+  [ "${lines[1]}" = "went on" ]
   run "$TEST_DIR/sbx/.local/bin/gh" --version
   assert_output "gh version 2.62.0 (stub)"
 }
@@ -371,7 +372,7 @@ STUB
   run_pr_tool
   assert_output_contains "cr-e2b-step-warning: pr-tool "
   assert_output_contains "Could not resolve host"
-  [ "${lines[1]}" = "went on" ]
+  [ "${lines[2]}" = "went on" ]
 }
 
 @test "start warns when the GitHub CLI cannot be installed, and the worker still starts" {

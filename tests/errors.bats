@@ -110,8 +110,8 @@ True"
   run python3 - "$ROOT/README.md" <<'PY'
 import re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
-for verb, rest in re.findall(r"cr-e2b ([a-z]+)((?: +[^\s`|;)]+)*)", text):
-    print(verb, *sorted({w.split("=")[0] for w in rest.split() if w.startswith("--")}))
+for verb, rest in re.findall(r"cr-e2b (template build|[a-z]+)((?: +[^\s`|;)]+)*)", text):
+    print(verb.replace(" ", "+"), *sorted({w.split("=")[0] for w in rest.split() if w.startswith("--")}))
 PY
   assert_success
   [ "${#lines[@]}" -ge 20 ]

@@ -48,6 +48,7 @@ OUT
   assert_output <<OUT
 sandbox  sbx1
 session  $session
+agent    Claude Code 2.1.332, the template's
 log      cr-e2b log --sandbox sbx1 --follow
 status   cr-e2b status --sandbox sbx1
 brief    cr-e2b brief --sandbox sbx1 --brief FILE
@@ -86,8 +87,9 @@ step queue queue
 step launch launch
 report_agent
 OUT
+  # 30 minutes for the steps, timed in the sandbox, and a minute more for the answer
   run call_field commands.run timeout
-  assert_output 1800
+  assert_output 1860
   [ -f "$(sandbox_home)/repo/README" ]
   run git config --file "$(sandbox_home)/.gitconfig" user.email
   assert_output "test@example.com"

@@ -244,12 +244,14 @@ rejects() { # expected-text start-options...
   no_sdk_calls
 }
 
-# Each argument a line "VERB --option ...": the verb exists and its help names each option.
+# Each argument a line "VERB --option ..." (VERB may be "template+build"): the
+# verb exists and its help names each option.
 verbs_have_options() {
   local line verb options option help
   for line in "$@"; do
     read -r verb options <<<"$line"
-    help=$(cr-e2b "$verb" --help) || { echo "no verb $verb" >&2; return 1; }
+    # shellcheck disable=SC2086 # a verb and its action are two words
+    help=$(cr-e2b ${verb/+/ } --help) || { echo "no verb $verb" >&2; return 1; }
     for option in $options; do
       [[ "$help" == *"$option"* ]] || { echo "cr-e2b $verb has no $option" >&2; return 1; }
     done

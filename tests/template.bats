@@ -1,0 +1,358 @@
+#!/usr/bin/env bats
+# template build, and start's project setup: what they send, what they show.
+
+load test_helper
+
+# Claude Code and the GitHub CLI on PATH, as the claude template has them.
+with_tools() {
+  with_claude
+  printf '#!/bin/sh\necho "gh version 2.62.0 (stub)"\n' >"$TEST_DIR/bin/gh"
+  chmod +x "$TEST_DIR/bin/gh"
+}
+
+# The steps the SDK was given, one line each: "TYPE [user] command".
+build_steps() {
+  python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    if c["call"] == "Template.build_in_background":
+        print(c["template"], c["name"], c["cpu_count"], c["memory_mb"])
+        for s in c["steps"]:
+            a = s["args"]
+            print(s["type"], *(a[1:] if s["type"] == "RUN" else []), a[0] if s["type"] == "RUN" else " ".join(a))' \
+    "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+@test "template build gives e2b the steps in order, each package quoted, tools as the user" {
+  with_tools
+  run cr-e2b template build --name acme-py --apt libpq-dev --pip 'requests>=2' --pip ruff \
+    --npm pnpm --run 'echo deps' --run 'echo done' --env STAGE=ci --cpu 4 --memory 4096
+  assert_success
+  run build_steps
+  [ "${lines[0]}" = "claude acme-py 4 4096" ]
+  [ "${lines[1]}" = "ENV STAGE ci" ]
+  [ "${lines[2]}" = "RUN root apt-get update && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y libpq-dev" ]
+  [ "${lines[3]}" = "RUN root pip install 'requests>=2' ruff" ]
+  [ "${lines[4]}" = "RUN root npm install -g pnpm" ]
+  [[ "${lines[5]}" == "RUN user bash -o pipefail -c "*"claude --version"*"2.1.332"* ]]
+  [[ "${lines[6]}" == "RUN user bash -o pipefail -c "*"pr_tool"* ]]
+  [ "${lines[7]}" = "RUN user echo deps" ]
+  [ "${lines[8]}" = "RUN user echo done" ]
+  [ "${#lines[@]}" -eq 9 ]
+}
+
+@test "control-room.json's template object gives the steps; flags add to its lists and replace the rest" {
+  with_tools
+  cat >control-room.json <<'JSON'
+{"integration_branch": "main",
+ "template": {"from": "base", "apt": ["jq"], "pip": ["pytest"], "run": ["echo from-file"],
+              "env": {"STAGE": "file"}, "cpu": 2, "memory": 1024}}
+JSON
+  run cr-e2b template build --name acme --apt ripgrep --run 'echo from-flag' --env STAGE=flag --memory 2048
+  assert_success
+  run build_steps
+  [ "${lines[0]}" = "base acme 2 2048" ]
+  [ "${lines[1]}" = "ENV STAGE flag" ]
+  [ "${lines[2]}" = "RUN root apt-get update && DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y jq ripgrep" ]
+  [ "${lines[3]}" = "RUN root pip install pytest" ]
+  [ "${lines[6]}" = "RUN user echo from-file" ]
+  [ "${lines[7]}" = "RUN user echo from-flag" ]
+}
+
+@test "--from replaces the file's base" {
+  with_tools
+  printf '{"template": {"from": "base"}}\n' >control-room.json
+  run cr-e2b template build --name acme --from claude
+  assert_success
+  run build_steps
+  [ "${lines[0]}" = "claude acme None None" ]
+}
+
+@test "template build ends with the template's name and id, and how to start on it" {
+  with_tools
+  run --separate-stderr cr-e2b template build --name acme
+  assert_success
+  [[ "$output" =~ ^template\ \ acme$'\n'id\ \ \ \ \ \ \ \ tpl-acme$'\n'build\ \ \ \ \ build1,\ 2\ steps\ in\ 0m0[0-9]s$'\n'start\ \ \ \ \ cr-e2b\ start\ --template\ acme\ --repo\ URL\ --profile\ NAME\ --brief\ FILE$ ]]
+  [[ "$stderr" == "building acme from claude: template tpl-acme, build build1"* ]]
+}
+
+@test "piped, every line of the build's log is shown as it comes, while the build runs" {
+  with_tools
+  export FAKE_E2B_BUILD_HOLD="$TEST_DIR/go"
+  cr-e2b template build --name acme --run 'echo step-output' >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+  build=$!
+  eventually "the first step's line" grep -q '^\[builder 1/3\] RUN bash' "$TEST_DIR/err"
+  run grep -c 'step-output' "$TEST_DIR/err"
+  assert_output 0
+  touch "$TEST_DIR/go"
+  wait "$build"
+  run cat "$TEST_DIR/err"
+  assert_output_contains "[builder 1/3] [stdout] Claude Code 2.1.332 is here already"
+  assert_output_contains "[builder 2/3] [stdout] gh version 2.62.0 (stub)"
+  assert_output_contains "[builder 3/3] RUN echo step-output
+[builder 3/3] [stdout] step-output"
+}
+
+@test "on a terminal the build shows a line per step, numbered of the total, in cr-e2b's words" {
+  with_tools
+  run script -qec "cr-e2b template build --name acme --pip ruff --run 'echo step-output' 2>&1 >/dev/null" /dev/null
+  assert_success
+  run grep -v '^building' <<<"${output//$'\r'/}"
+  assert_output <<'OUT'
+step 1/4  pip      ruff (pip)
+step 2/4  install  Claude Code 2.1.332, unless the base has that version
+step 3/4  pr-tool  GitHub CLI 2.62.0, unless the base has one
+step 4/4  run      echo step-output
+OUT
+}
+
+@test "the build's log is masked and its control characters escaped" {
+  with_tools
+  export FAKE_E2B_BUILD_LINE=$'token '"$MODEL_KEY_VALUE"$' \e]0;owned\a\e[2J'
+  run cr-e2b template build --name acme
+  assert_success
+  assert_output_contains '[stdout] token [redacted] \x1b]0;owned\x07\x1b[2J'
+  refute_output_contains "$MODEL_KEY_VALUE"
+  refute_output_contains $'\e'
+}
+
+@test "a failed build names the step and its last lines, and exits 1" {
+  with_tools
+  run --separate-stderr cr-e2b template build --name acme --run 'echo one' --run 'echo compiling; echo "no such package: left-pad" >&2; exit 3'
+  assert_failure 1
+  [ -z "$output" ]
+  run tail -n 1 <<<"$stderr"
+  assert_output "cr-e2b: the build of acme failed at step 4 of 4 (run: echo compiling; echo \"no such package: left-pad\" >&2; exit 3): step 4/4 failed: RUN echo compiling; echo \"no such package: left-pad\" >&2; exit 3: exit status 3; its last lines: [stdout] compiling | [stdout] no such package: left-pad"
+}
+
+@test "a failed step of cr-e2b's own is named in its words, not by its script" {
+  with_tools
+  rm "$TEST_DIR/bin/claude"
+  printf '#!/bin/sh\necho "2.0.1 (Claude Code)"\n' >"$TEST_DIR/bin/claude"
+  printf '#!/bin/sh\necho "curl: (6) Could not resolve host: claude.ai" >&2; exit 6\n' >"$TEST_DIR/bin/curl"
+  chmod +x "$TEST_DIR/bin/claude" "$TEST_DIR/bin/curl"
+  run --separate-stderr cr-e2b template build --name acme
+  assert_failure 1
+  run tail -n 1 <<<"$stderr"
+  assert_output "cr-e2b: the build of acme failed at step 1 of 2 (install: Claude Code 2.1.332, unless the base has that version): step 1/2 failed: RUN install: exit status 6; its last lines: [stdout] curl: (6) Could not resolve host: claude.ai"
+}
+
+@test "a base without the pinned Claude Code gets it from the installer, and one without gh gets the GitHub CLI" {
+  # the installer and the release archive, as curl would fetch them
+  cat >"$TEST_DIR/bin/curl" <<'SH'
+#!/bin/bash
+url=${*: -1}
+case $url in
+  https://claude.ai/install.sh) printf 'mkdir -p ~/.local/bin && ln -s %s ~/.local/bin/claude && echo "installed $1"\n' "$STUB_CLAUDE" ;;
+  https://github.com/cli/cli/releases/download/v2.62.0/gh_2.62.0_linux_*.tar.gz)
+    dir=$(basename "$url" .tar.gz); work=$(mktemp -d); mkdir -p "$work/$dir/bin"
+    printf '#!/bin/sh\necho "gh version 2.62.0 (from the archive)"\n' >"$work/$dir/bin/gh"; chmod +x "$work/$dir/bin/gh"
+    tar -czf "${3:?}" -C "$work" "$dir" ;;
+  *) exit 22 ;;
+esac
+SH
+  chmod +x "$TEST_DIR/bin/curl"
+  export STUB_CLAUDE="$FIXTURES/claude" FAKE_E2B_PASS=CLAUDE_STUB_DIR,STUB_CLAUDE
+  run cr-e2b template build --name acme
+  assert_success
+  assert_output_contains "[builder 1/2] [stdout] installed 2.1.332"
+  assert_output_contains "[builder 2/2] [stdout] gh version 2.62.0 (from the archive)"
+  run "$FAKE_E2B_DIR/templates/acme/home/.local/bin/gh" --version
+  assert_output "gh version 2.62.0 (from the archive)"
+}
+
+@test "a worker started on a built template runs its Claude Code, and start says so" {
+  with_tools
+  run cr-e2b template build --name acme --run 'mkdir -p ~/.local/bin && ln -s "$(readlink -f "$(command -v claude)")" ~/.local/bin/claude'
+  assert_success
+  rm "$TEST_DIR/bin/claude"
+  make_repo
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --template acme
+  assert_success
+  [ "${lines[2]}" = "agent    Claude Code 2.1.332, the template's" ]
+  run cat "$(sandbox_home sbx1)/.cr/setup-install.out"
+  assert_output "Claude Code is already installed
+2.1.332 (Claude Code stub)"
+}
+
+@test "bad input is one line and exit 2, before any request" {
+  for bad in "--name Acme|--name must be lowercase" "--name claude|claude is e2b's own template" \
+    "--name acme --pip ''|--pip takes one package name each" "--name acme --apt 'a b'|--apt takes one package" \
+    "--name acme --npm=--registry=x|--npm takes one package" "--name acme --run ' '|--run needs a command" \
+    "--name acme --env NPM_TOKEN=x|--env NPM_TOKEN looks like a secret" \
+    "--name acme --env LEAK=$MODEL_KEY_VALUE|--env LEAK looks like a secret" \
+    "--name acme --env NOVALUE|--env takes NAME=VALUE" "--name acme --env PATH=/x|not a variable a template can set" \
+    "--name acme --memory 64|memory is at least 128 MB" "--name acme --from 'a b'|--from is not a template's" \
+    "--name acme --agent-version next|--agent-version takes a version" "--from base|required: --name"; do
+    eval "run --separate-stderr cr-e2b template build ${bad%|*}"
+    assert_failure 2
+    assert_one_error_line
+    assert_output_contains "${bad#*|}"
+    refute_output_contains "$MODEL_KEY_VALUE"
+  done
+  no_sdk_calls
+}
+
+@test "an unknown key or a wrong type in control-room.json's template is one line and exit 2" {
+  printf '{"template": {"from": "base", "apt": ["jq"], "pipp": ["x"]}}\n' >control-room.json
+  run --separate-stderr cr-e2b template build --name acme
+  assert_failure 2
+  assert_one_error_line
+  assert_output "cr-e2b: control-room.json: template has an unknown key 'pipp' (known: from, apt, pip, npm, run, env, cpu, memory)"
+  printf '{"template": {"cpu": "4"}}\n' >control-room.json
+  run --separate-stderr cr-e2b template build --name acme
+  assert_failure 2
+  assert_one_error_line
+  assert_output "cr-e2b: control-room.json: template.cpu must be a whole number"
+  printf '{"template": {"run": "make"}}\n' >control-room.json
+  run --separate-stderr cr-e2b template build --name acme
+  assert_failure 2
+  assert_one_error_line
+  assert_output "cr-e2b: control-room.json: template.run must be a list of strings"
+  no_sdk_calls
+}
+
+@test "--dry-run prints the steps and sends nothing, without a key" {
+  unset E2B_API_KEY
+  run cr-e2b template build --name acme-node:v2 --npm pnpm --run 'pnpm install' --cpu 2 --dry-run
+  assert_success
+  assert_output <<'OUT'
+template  acme-node:v2
+from      claude
+size      2 vCPU
+steps
+   1  npm      pnpm (npm -g)  (as root)
+   2  install  Claude Code 2.1.332, unless the base has that version
+   3  pr-tool  GitHub CLI 2.62.0, unless the base has one
+   4  run      pnpm install
+OUT
+  no_sdk_calls
+}
+
+@test "--json gives the name, the template's and the build's ids, and the steps" {
+  with_tools
+  run --separate-stderr cr-e2b template build --name acme --apt jq --json
+  assert_success
+  run python3 -c 'import json,sys; d=json.load(sys.stdin)
+print(d["name"], d["template_id"], d["build_id"], d["from"], d["agent_version"])
+for s in d["steps"]: print(s["number"], s["name"], s["as"], s["does"])' <<<"$output"
+  assert_output <<'OUT'
+acme tpl-acme build1 claude 2.1.332
+1 apt root jq (apt-get)
+2 install user Claude Code 2.1.332, unless the base has that version
+3 pr-tool user GitHub CLI 2.62.0, unless the base has one
+OUT
+}
+
+@test "network trouble while watching the build is ridden out" {
+  with_tools
+  export FAKE_E2B_FAIL=build-network:2
+  run --separate-stderr cr-e2b template build --name acme
+  assert_success
+  [[ "$stderr" == *"cr-e2b: lost touch with the build build1 (cannot reach e2b (network): [Errno 111] Connection refused); retrying for up to 120 s"* ]]
+  [[ "$stderr" == *"cr-e2b: back in touch with the build build1 after"* ]]
+}
+
+@test "Ctrl-C stops the watching, says the build goes on and names it" {
+  with_tools
+  export FAKE_E2B_BUILD_HOLD="$TEST_DIR/go"
+  cr-e2b template build --name acme >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+  build=$!
+  eventually "the build to run" grep -q '^\[builder 1/2\]' "$TEST_DIR/err"
+  kill -INT "$build"
+  status=0
+  wait "$build" || status=$?
+  [ "$status" -eq 130 ]
+  run tail -n 1 "$TEST_DIR/err"
+  assert_output "cr-e2b: interrupted (SIGINT): no longer watching, but the build goes on at e2b (template tpl-acme, build build1); once it is ready, start --template acme uses it"
+}
+
+@test "doctor --live --template looks into a built template" {
+  with_tools
+  run cr-e2b template build --name acme --run 'mkdir -p ~/.local/bin && ln -s "$(readlink -f "$(command -v claude)")" ~/.local/bin/claude'
+  rm "$TEST_DIR/bin/claude"
+  run cr-e2b doctor --live --template acme
+  assert_output_contains "sandbox claude"
+  assert_output_contains "2.1.332 (Claude Code stub)"
+  run call_field Sandbox.create template
+  assert_output '"acme"'
+}
+
+@test "the project's setup runs in the work tree after the clone, before the first turn" {
+  start_worker brief.md --setup 'pwd >~/setup-cwd; ls >~/setup-saw; date +%s.%N >~/setup-at; echo set up'
+  home=$(sandbox_home)
+  run cat "$home/setup-cwd"
+  assert_output "$home/repo"
+  run cat "$home/setup-saw"
+  assert_output "README"
+  run cat "$home/.cr/setup-project-setup.out"
+  assert_output "set up"
+  turn_started 1
+  first=$(cat "$CLAUDE_STUB_DIR"/calls/*/start | sort | head -n 1)
+  run python3 -c 'import sys; print(float(sys.argv[1]) < float(sys.argv[2]))' "$(cat "$home/setup-at")" "$first"
+  assert_output True
+}
+
+@test "the opening tells the worker whether the project's setup has run" {
+  start_worker brief.md --setup 'echo ready'
+  run grep -c "The project's setup (\`echo ready\`) has already run there" "$(turn_file 1 md)"
+  assert_output 1
+  run grep -c "You start in the clone of the repository, \`repo\`, on \`main\`." "$(turn_file 1 md)"
+  assert_output 1
+  run cr-e2b start --repo "$REPO" --profile docs --brief brief.md --workdir repo
+  run grep -c "No setup command ran after the clone" "$(turn_file 1 md "$(sandbox_home sbx2)")"
+  assert_output 1
+}
+
+@test "a failing setup fails start, naming the step and its last lines, and kills the sandbox" {
+  make_repo; with_claude
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo \
+    --setup 'echo resolving; echo "ERR! missing: left-pad" >&2; exit 7'
+  assert_failure 1
+  [[ "$stderr" == "cr-e2b: step project-setup failed (exit 1): resolving | ERR! missing: left-pad"* ]]
+  [[ "$stderr" == *"cr-e2b: killed sandbox sbx1, which start had made"* ]]
+  run sandbox_state sbx1
+  assert_output killed
+  [ ! -d "$CLAUDE_STUB_DIR/calls" ]
+}
+
+@test "--keep-on-failure keeps the sandbox after a failed setup, with its output" {
+  make_repo; with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --setup false --keep-on-failure
+  assert_failure 1
+  run sandbox_state sbx1
+  assert_output running
+  run cat "$(sandbox_home)/.cr/setup-failed"
+  assert_output project-setup
+}
+
+@test "control-room.json's setup runs unless --setup is given; --setup '' runs none" {
+  printf '{"setup": "echo from-file >~/ran"}\n' >control-room.json
+  start_worker
+  run cat "$(sandbox_home sbx1)/ran"
+  assert_output from-file
+  run cr-e2b start --repo "$REPO" --profile docs --brief brief.md --workdir repo --setup 'echo from-flag >~/ran'
+  run cat "$(sandbox_home sbx2)/ran"
+  assert_output from-flag
+  run cr-e2b start --repo "$REPO" --profile web --brief brief.md --workdir repo --setup ''
+  assert_success
+  [ ! -e "$(sandbox_home sbx3)/ran" ]
+  [ ! -e "$(sandbox_home sbx3)/.cr/setup-project-setup.out" ]
+}
+
+@test "a project setup that outlasts setup's time is ended and says so" {
+  # the setup script's own step, run for real here, with a budget of 1 s
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.SETUP_TEMPLATE)' >"$TEST_DIR/setup"
+  mkdir -p "$TEST_DIR/tree"
+  run bash -c 'source "$1"; SETUP_LIMIT=1 WORKDIR="$2" PROJECT_SETUP="sleep 30"; SECONDS=0; project_setup' _ \
+    "$TEST_DIR/setup" "$TEST_DIR/tree"
+  assert_failure 124
+  assert_output "the setup command did not finish within setup's 1 s"
+}
+
+@test "dry-run shows the project's setup as a step of its own" {
+  run cr-e2b start "${ok_args[@]}" --setup 'pip install -e .' --dry-run --json
+  assert_success
+  run python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)["steps"]))' <<<"$output"
+  assert_output "git-identity clone install project-setup queue launch"
+}
