@@ -93,6 +93,14 @@ JSON
 [builder 3/3] [stdout] step-output"
 }
 
+@test "every line that comes at the build's end is shown, past a look's page of them" {
+  with_tools
+  run --separate-stderr cr-e2b template build --name acme --run 'seq 250'
+  assert_success
+  run grep -c '^\[builder 3/3\] \[stdout\] [0-9]*$' <<<"$stderr"
+  assert_output 250
+}
+
 @test "on a terminal the build shows a line per step, numbered of the total, in cr-e2b's words" {
   with_tools
   run script -qec "cr-e2b template build --name acme --pip ruff --run 'echo step-output' 2>&1 >/dev/null" /dev/null
