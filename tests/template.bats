@@ -189,6 +189,7 @@ SH
     "--name acme --npm=--registry=x|--npm takes one package" "--name acme --run ' '|--run needs a command" \
     "--name acme --env NPM_TOKEN=x|--env NPM_TOKEN looks like a secret" \
     "--name acme --env LEAK=$MODEL_KEY_VALUE|--env LEAK looks like a secret" \
+    "--name acme --run 'npm login --token $MODEL_KEY_VALUE'|--run holds the value of a secret" \
     "--name acme --env NOVALUE|--env takes NAME=VALUE" "--name acme --env PATH=/x|not a variable a template can set" \
     "--name acme --memory 64|memory is at least 128 MB" "--name acme --from 'a b'|--from is not a template's" \
     "--name acme --agent-version next|--agent-version takes a version" "--from base|required: --name"; do
@@ -356,6 +357,12 @@ OUT
     "$TEST_DIR/setup" "$TEST_DIR/tree"
   assert_failure 124
   assert_output "the setup command did not finish within setup's 1 s"
+}
+
+@test "a setup command that holds a key's value is refused before any sandbox, without echoing it" {
+  rejects "--setup holds the value of a secret; write its name (\$NAME) instead" "${ok_args[@]}" \
+    --setup "curl -H 'x-api-key: $MODEL_KEY_VALUE' https://example.com"
+  refute_output_contains "$MODEL_KEY_VALUE"
 }
 
 @test "dry-run shows the project's setup as a step of its own" {
