@@ -55,15 +55,16 @@ None"
 
 @test "a turn that keeps printing is ended by --turn-limit" {
   setup_runner
-  watch turn_idle 1 turn_limit 2
+  watch turn_idle 2 turn_limit 3
   send "STUB_TRICKLE" >/dev/null
   idle
   run turn_field state
   assert_output stalled
   run turn_reasons
-  assert_output "over its limit of 2 s"
+  assert_output "over its limit of 3 s"
+  # A line every 0.2 s: even on a loaded machine it printed more than twice.
   run grep -c tick "$SBX/.cr/log"
-  [ "$output" -gt 5 ]
+  [ "$output" -gt 2 ]
 }
 
 @test "without watchdog settings a silent turn is left to run" {
