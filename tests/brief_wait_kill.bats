@@ -137,8 +137,9 @@ Sandbox.connect"
 
 wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
 
-@test "wait exits 0 when the last turn succeeded" {
-  start_worker
+@test "wait exits 0 when the last turn delivered a READY the gate verified" {
+  delivering_brief delivers.md
+  start_worker delivers.md
   wait_for
   assert_success
   assert_output ""

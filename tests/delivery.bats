@@ -295,27 +295,28 @@ denied    git push -u origin claude/wc-3-count"
   start_worker pr.md
   run cr-e2b wait --sandbox sbx1 --interval 0.2
   assert_failure 8
-  printf 'EPIC wc-3: branch claude/wc-3-count, scope a, grants b\nSTUB_DENY=npm test\n' >tests.md
+  delivering_brief tests.md
+  echo 'STUB_DENY=npm test' >>tests.md
   run cr-e2b brief --sandbox sbx1 --brief tests.md
   run cr-e2b wait --sandbox sbx1 --interval 0.2
   assert_success
 }
 
 agent_args() {
-  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --dry-run --json "$@"
+  run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --dry-run --json "$@"
   assert_success
   run python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["agent_args"]))' <<<"$output"
 }
 
 @test "by default the worker may edit, run git and open a pull request, and --allow adds a rule" {
   agent_args
-  assert_output "--permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*)"
+  assert_output "--permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*) --settings /home/user/.cr/settings.json"
   agent_args --allow 'Bash(npm test:*)' --allow WebFetch
-  assert_output "--permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*) --allowedTools Bash(npm test:*) --allowedTools WebFetch"
+  assert_output "--permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*) --allowedTools Bash(npm test:*) --allowedTools WebFetch --settings /home/user/.cr/settings.json"
 }
 
 @test "--agent-args replaces the default, and --allow adds to it" {
-  agent_args --agent-args='--permission-mode plan' --allow 'Bash(make:*)'
+  agent_args --agent-args='--permission-mode plan' --allow 'Bash(make:*)' --gate-tries 0
   assert_output "--permission-mode plan --allowedTools Bash(make:*)"
 }
 
@@ -327,7 +328,7 @@ agent_args() {
 }
 
 steps() {
-  run cr-e2b start --repo "$1" --profile backend --brief brief.md --dry-run --json
+  run --separate-stderr cr-e2b start --repo "$1" --profile backend --brief brief.md --dry-run --json
   run python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)["steps"]))' <<<"$output"
 }
 

@@ -79,3 +79,16 @@ PY
   [ "${#lines[@]}" -ge 3 ]
   verbs_have_options "${lines[@]}"
 }
+
+@test "doctor warns that without GITHUB_TOKEN a worker cannot push or open its pull request, and still passes" {
+  run --separate-stderr cr-e2b doctor
+  assert_success
+  assert_output_contains "key GITHUB_TOKEN                 WARN  not set: a worker can clone a public repository, but not push its branch or open its pull request  -> export GITHUB_TOKEN (Contents and Pull requests: read and write, for the repository)"
+  run --separate-stderr cr-e2b doctor --json
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["ok"], [(c["ok"], c["warning"]) for c in d["checks"] if c["name"] == "key GITHUB_TOKEN"])' "$output"
+  assert_output "True [(True, True)]"
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  run --separate-stderr cr-e2b doctor
+  assert_output_contains "key GITHUB_TOKEN                 ok    set"
+  refute_output_contains "$GITHUB_KEY_VALUE"
+}

@@ -130,7 +130,7 @@ OUT
   rejects "--allow-out takes a host name, an IP address or a CIDR block: 'http://pypi.org'" "${ok_args[@]}" --allow-out http://pypi.org
   rejects "--allow-out takes a host name" "${ok_args[@]}" --allow-out 'bad host'
   rejects "--no-internet and --allow-out exclude each other" "${ok_args[@]}" --no-internet --allow-out pypi.org
-  rejects "--secrets edge needs an https repository URL" "${ok_args[@]}" --secrets edge --repo git@github.com:you/app.git
+  rejects "--secrets edge needs an https repository URL" "${ok_args[@]}" --secrets edge --repo git://github.com/you/app.git
   unset ANTHROPIC_API_KEY
   export CLAUDE_CODE_USE_BEDROCK=1
   rejects "--secrets edge needs ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN here, to inject it" "${ok_args[@]}" --secrets edge --env CLAUDE_CODE_USE_BEDROCK
@@ -161,7 +161,7 @@ prompt     10 bytes appended to the system prompt"
   refute_output_contains "$GITHUB_KEY_VALUE"
   refute_output_contains "exa-LEAKCHECK"
   no_sdk_calls
-  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --dry-run --json
+  run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --dry-run --json
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["egress"], d["secrets"], d["mcp_servers"], d["system_prompt_bytes"])' <<<"$output"
   assert_output "None [{'name': 'ANTHROPIC_API_KEY', 'goes_to': \"the sandbox's environment\"}, {'name': 'GITHUB_TOKEN', 'goes_to': \"the sandbox's environment\"}] [] None"
 }

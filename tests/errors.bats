@@ -16,7 +16,7 @@ load test_helper
 
 @test "an invalid e2b key is one line and exit 1" {
   export FAKE_E2B_FAIL=auth
-  for verb in "start --repo https://h/r.git --profile backend --brief brief.md" "status --sandbox sbx1" "list" "kill --sandbox sbx1"; do
+  for verb in "start --repo https://h/r.git --profile backend --brief brief.md --check true" "status --sandbox sbx1" "list" "kill --sandbox sbx1"; do
     run --separate-stderr cr-e2b $verb
     assert_failure 1
     assert_one_error_line
@@ -27,7 +27,7 @@ load test_helper
 
 @test "a rate limit is one line and exit 7, to try again later" {
   export FAKE_E2B_FAIL=ratelimit
-  run --separate-stderr cr-e2b start --repo https://h/r.git --profile backend --brief brief.md
+  run --separate-stderr cr-e2b start --repo https://h/r.git --profile backend --brief brief.md --check true
   assert_failure 7
   assert_one_error_line
   assert_output_contains "rate limiting or busy; try again later"

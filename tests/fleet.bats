@@ -4,26 +4,37 @@
 
 load test_helper
 
-# A worker of the fake with profile P whose turn 1 ended as given:
-#   fleet_worker PROFILE EXIT IS_ERROR LAST_LINE [REASON [DENIED_COMMAND]]
+# A worker of the fake with profile P whose turn 1 ended as given, with the
+# verdict gate's record if VERDICT is given (see verdict):
+#   fleet_worker PROFILE EXIT IS_ERROR LAST_LINE [REASON [DENIED_COMMAND [VERDICT]]]
 # The sandbox id is left in $made.
 fleet_worker() {
-  local home reason=null denials=""
+  local home reason=null denials="" verdict=""
   made=$(python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
     "profile": sys.argv[1], "repo": "https://h/app.git", "session": "s"}).sandbox_id)' "$1")
   install_runner "$made"
   home=$(sandbox_home "$made")
   [ -n "${5:-}" ] && reason="\"$5\""
   [ -n "${6:-}" ] && denials="{\"tool_name\":\"Bash\",\"tool_use_id\":\"t1\",\"tool_input\":{\"command\":\"$6\"}}"
+  [ -n "${7:-}" ] && verdict="{\"turn\":1,\"event\":\"verdict\",\"at\":\"2026-11-29T10:00:08Z\",$7}"
   echo brief >"$home/.cr/queue/000001.md"
   : >"$home/.cr/queue/000001.ended"
   cat >"$home/.cr/turns.jsonl" <<EOF
 {"turn":1,"event":"queued","at":"2026-11-29T10:00:00Z","prompt":"queue/000001.md","first_line":"brief"}
 {"turn":1,"event":"started","at":"2026-11-29T10:00:01Z","try":1,"flag":"--session-id","log_at":0}
 {"turn":1,"event":"result","result":{"type":"result","is_error":$3,"result":"done\n$4","total_cost_usd":0.5,"permission_denials":[$denials]}}
+$verdict
 {"turn":1,"event":"ended","at":"2026-11-29T10:00:09Z","exit":$2,"is_error":$3,"denials":0,"reason":$reason,"log_end":0}
 EOF
   sleep 0.01  # started_at orders the rows
+}
+
+# The gate's verdict record: verdict VERDICT OK [REASON...]
+verdict() {
+  local reasons="" reason
+  for reason in "${@:3}"; do reasons+="${reasons:+,}\"$reason\""; done
+  printf '"verdict":"%s","ok":%s,"by":"hook","blocks":%s,"sha":"4b825dc642cb","head":"4b825dc642cb6eb9a060e54bf8d69288fbee4904","branch":"claude/wc-1","pull_request":"https://github.com/you/app/pull/7","pr_checked":true,"checks":[{"command":"npm test","exit_code":0,"ms":3100}],"reasons":[%s]' \
+    "$1" "$2" $(($# - 2)) "$reasons"
 }
 
 # Turn 2 of the last fleet_worker, running for 12 minutes under a live runner.
@@ -44,7 +55,7 @@ running_turn() {
 rows() { printf '%s\n' "${lines[@]}" | sed -E 's/[0-9]+m[0-9]{2}s left/N left/'; }
 
 a_fleet() {
-  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7"
+  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7" "" "" "$(verdict ready true)"
   fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
   fleet_worker idle 0 false "WORKER idle READY"
   fleet_worker failed 1 true "API Error: 500"
@@ -60,6 +71,10 @@ a_fleet() {
   pause_sandbox "$made"
   fleet_worker silent 0 false "WORKER silent READY"
   printf 'sleep 30\n' >"$(sandbox_home "$made")/.cr/runner"
+  fleet_worker unverified 0 false "EPIC wc-4 READY 4b825dc642cb https://github.com/you/app/pull/9"
+  fleet_worker rejected 0 false "EPIC wc-5 READY 4b825dc642cb https://github.com/you/app/pull/10" "" "" \
+    "$(verdict ready false "claude/wc-5 is not on origin: push it" "check \`npm test\` failed (exit 1 after 3 s): 1 failing")"
+  fleet_worker silence 0 false "WORKER silence READY" "" "" "$(verdict none false)"
   rm -f "$FAKE_E2B_DIR/calls.jsonl"
 }
 
@@ -74,6 +89,9 @@ a_fleet() {
 assert_output_rows() {
   output=$(cat)
   assert_output <<'OUT'
+sbx14  silence      -  1 turn   $0.50  N left  no verdict: WORKER silence READY
+sbx13  rejected     -  1 turn   $0.50  N left  undelivered: claude/wc-5 is not on origin: push it (and 1 more reason)
+sbx12  unverified   -  1 turn   $0.50  N left  READY: unverified (the verdict gate is off) https://github.com/you/app/pull/9
 sbx11  silent       -  -        -      N left  unreachable: no answer in 2 s
 sbx10  paused       -  -        -      N left  paused
 sbx9   setup        -  1 turn   $0.50  N left  setup failed: setup failed at step clone: nothing will run
@@ -110,7 +128,7 @@ OUT
   [ "$(sandbox_state sbx10)" = paused ]
   run call_field Sandbox.connect sandbox_id
   refute_output_contains sbx10
-  [ "${#lines[@]}" -eq 10 ]
+  [ "${#lines[@]}" -eq 13 ]
 }
 
 @test "list --json gives every worker's state, reason, pull request and figures" {
@@ -130,14 +148,16 @@ OUT
   a_fleet
   export CR_E2B_PEEK_SECONDS=2
   run cr-e2b list --state blocked --state READY
-  rows | cut -d' ' -f1 | assert_output_lines "sbx2
+  rows | cut -d' ' -f1 | assert_output_lines "sbx12
+sbx2
 sbx1"
 }
 
 assert_output_lines() { output=$(cat); assert_output "$1"; }
 
 @test "list --watch, piped, prints a line per change of a worker's state and stops when all are idle" {
-  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_SLEEP=2\n' >slow.md
+  delivering_brief slow.md
+  echo STUB_SLEEP=2 >>slow.md
   start_worker slow.md
   run cr-e2b list --watch --interval 0.2 --until-idle
   assert_success
@@ -145,7 +165,7 @@ assert_output_lines() { output=$(cat); assert_output "$1"; }
   output=$(printf '%s\n' "${lines[@]}" | grep -v '  starting: ' |
     sed -E 's/^[0-9]{2}:[0-9]{2}:[0-9]{2}  //; s/running turn [0-9]+.*/running turn N/' | uniq)
   assert_output "sbx1  backend  running: running turn N
-sbx1  backend  idle"
+sbx1  backend  READY https://git.example.com/you/app/pull/1"
 }
 
 @test "list --watch --until-idle exits with the code wait would give for the worst worker" {

@@ -28,9 +28,11 @@ FIELDS = ["type", "subtype", "message", "content", "text", "name", "id", "input"
           "tool_use_id", "is_error", "result", "permission_denials", "tool_input", "tool_name",
           "total_cost_usd", "duration_ms", "turn", "event", "first_line", "at", "exit", "model",
           "permissionMode", "claude_code_version", "attempt", "max_retries", "error",
-          "error_status", "retry_delay_ms", "file_path", "prompt"]
+          "error_status", "retry_delay_ms", "file_path", "prompt", "verdict", "ok", "reasons",
+          "checks", "ms", "exit_code", "head", "branch", "pull_request", "pr_checked", "blocks", "of"]
 TYPES = ["cr-e2b", "system", "assistant", "user", "result"]
-WORDS = ["turn-start", "turn-end", "init", "api_retry", "permission_denied", "text", "tool_use",
+WORDS = ["turn-start", "turn-end", "gate-block", "gate-check", "verdict", "init", "api_retry",
+         "permission_denied", "text", "tool_use", "ready", "none", "blocked",
          "tool_result", "queued", "started", "ended", "git push origin x", "gh pr create",
          "\x1b[2K\x1b[1A--- turn 99 ok", "\x1b]0;title\x07", "\u009b31m", "ünïcødé ✓", "",
          "EPIC wc-1 BLOCKED x"] + \
@@ -120,7 +122,7 @@ def main():
         try:
             states = {turn["state"] for turn in cr_e2b.fold_records(records)}
             assert states <= {"queued", "running", "limited", "lost", "failed", "undelivered", "blocked",
-                              "stalled", "cancelled", "dropped", "ok"}
+                              "stalled", "cancelled", "dropped", "ok", "no-verdict"}
         except Exception as exc:
             failures["records"].append(f"{type(exc).__name__}: {exc} on {records}")
     failures["depth"] = list(too_deep(cr_e2b, rng))

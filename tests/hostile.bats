@@ -125,7 +125,8 @@ OUT
 }
 
 @test "wait rides out a network outage: one line when it starts, one when it is over" {
-  start_worker
+  delivering_brief delivers.md
+  start_worker delivers.md
   wait_idle
   for version in 2.51 2.63; do
     rm -f "$FAKE_E2B_DIR"/used-*
@@ -204,7 +205,8 @@ cr-e2b: back in touch with sandbox sbx1 after 3 s" ] || { echo "$version: $stder
 }
 
 @test "a log line or a result nested 50,000 deep shows as text, and the rest of the log still shows" {
-  start_worker
+  delivering_brief delivers.md
+  start_worker delivers.md
   wait_idle
   home=$(sandbox_home)
   python3 -c 'import sys; n = 50000; sys.stdout.write("[" * n + "\"deep\"" + "]" * n + "\n")' >deep.line

@@ -255,7 +255,7 @@ start_then_signal() { # signal marker-command start-options...
   local signal=$1 marker=$2 pid t0
   shift 2
   make_repo
-  cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo "$@" \
+  cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --check true "$@" \
     >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
   pid=$!
   eventually "$marker" "$marker"
@@ -298,7 +298,7 @@ in_install() { [ "$(cat "$(sandbox_home)/.cr/step" 2>/dev/null)" = install ]; }
   export FAKE_E2B_SLOW=Sandbox.kill:30
   make_repo
   cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install "sleep 30" \
-    >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+    --check true >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
   pid=$!
   eventually "the install step" in_install
   kill -INT "$pid"

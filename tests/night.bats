@@ -190,7 +190,8 @@ second STUB_REFUSE=1 MARK-refused"
 }
 
 @test "start writes the watchdogs and the limit policy for the runner" {
-  start_worker brief.md --turn-idle 60 --turn-limit 7200 --on-limit stop --limit-backoff 30 --limit-tries 3
+  start_worker brief.md --turn-idle 60 --turn-limit 7200 --on-limit stop --limit-backoff 30 --limit-tries 3 \
+    --gate-tries 5 --check-timeout 50
   run cat "$(sandbox_home)/.cr/watch"
   assert_output <<'OUT'
 turn_idle 60
@@ -199,10 +200,13 @@ on_limit stop
 limit_backoff 30
 limit_tries 3
 limit_margin 30
+gate_tries 5
+check_timeout 50
+github 0
 OUT
 }
 
-@test "by default a turn is ended after 900 s of silence, has no time limit, and waits out 8 limits from 60 s" {
+@test "by default a turn is ended after 900 s of silence, has no time limit, waits out 8 limits from 60 s, and its READY is checked up to 3 times" {
   start_worker
   run cat "$(sandbox_home)/.cr/watch"
   assert_output <<'OUT'
@@ -212,6 +216,9 @@ on_limit wait
 limit_backoff 60
 limit_tries 8
 limit_margin 30
+gate_tries 3
+check_timeout 600
+github 0
 OUT
 }
 
@@ -268,7 +275,8 @@ for line in open(sys.argv[1]):
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_HANG\n' >hang.md
   start_worker hang.md
   turn_started 2
-  run cr-e2b brief --sandbox sbx1 --brief brief.md
+  delivering_brief delivers.md
+  run cr-e2b brief --sandbox sbx1 --brief delivers.md
   assert_success
   rm -f "$FAKE_E2B_DIR/calls.jsonl"
   run cr-e2b cancel --sandbox sbx1
@@ -345,7 +353,7 @@ OUT
 
 @test "start installs the pinned Claude Code with the installer's version argument" {
   make_repo
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --dry-run --json
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --dry-run --json
   run python3 -c 'import json,sys; print([s["does"] for s in json.loads(sys.argv[1])["steps"] if s["name"] == "install"][0])' "$output"
   assert_output "Claude Code 2.1.332, unless the template has it (then its own version runs)"
   for version in 2.1.197 stable latest; do
@@ -368,7 +376,7 @@ chmod +x ~/.local/bin/claude
 INSTALLER
 CURL
   chmod +x "$TEST_DIR/bin/curl"
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --agent-version 2.1.197 --json
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --agent-version 2.1.197 --json
   assert_success
   run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["agent_version"])' "$output"
   assert_output 2.1.197

@@ -43,7 +43,7 @@ OUT
 }
 
 @test "start prints the sandbox, the session and the follow-up commands" {
-  start_worker
+  start_worker brief.md --check true
   session=$(session_of)
   assert_output <<OUT
 sandbox  sbx1
@@ -59,7 +59,7 @@ OUT
 
 @test "start --json prints one document with the ids and the commands" {
   make_repo; with_claude
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --json
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --json
   assert_success
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["sandbox_id"], d["profile"], d["integration_branch"], d["template"], d["timeout"], sorted(d["commands"]))' <<<"$output"
   assert_output "sbx1 backend main base 3600 ['brief', 'kill', 'log', 'status', 'wait']"
@@ -101,8 +101,8 @@ OUT
   session=$(session_of)
   run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do tr "\n" " " <"$c/argv"; echo "| $(cat "$c/cwd")"; done'
   assert_output <<OUT
--p --session-id $session --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*) | $(sandbox_home)/repo
--p --resume $session --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*) | $(sandbox_home)/repo
+-p --session-id $session --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*) --settings /home/user/.cr/settings.json | $(sandbox_home)/repo
+-p --resume $session --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash(git:*) Bash(gh pr create:*) Bash(gh pr view:*) Bash(gh pr list:*) --settings /home/user/.cr/settings.json | $(sandbox_home)/repo
 OUT
 }
 
@@ -209,7 +209,7 @@ OUT
 
 @test "a failing step kills the sandbox and names the step with its own output" {
   make_repo; with_claude
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --integration nope
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --integration nope --check true
   assert_failure 1
   [[ "${lines[0]}" == "cr-e2b: step clone failed (exit 1): "*"nope"* ]]
   assert_output_contains "cr-e2b: killed sandbox sbx1, which start had made"
@@ -233,14 +233,14 @@ OUT
 
 @test "a failing installer fails the start even when it is piped" {
   make_repo
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install 'false | cat'
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install 'false | cat' --check true
   assert_failure 1
   [ "${lines[0]}" = "cr-e2b: step install failed (exit 1): the installer failed (exit 1)" ]
 }
 
 @test "an installer that leaves no working claude fails the start" {
   make_repo
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install 'true'
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --install 'true' --check true
   assert_failure 1
   [[ "${lines[0]}" == "cr-e2b: step install failed (exit 1): "*"claude: command not found" ]]
 }
@@ -264,7 +264,7 @@ OUT
 @test "a sandbox command failing is reported, and the sandbox killed" {
   make_repo; with_claude
   export FAKE_E2B_FAIL='command:/.cr/setup'
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --check true
   assert_failure 1
   [[ "${lines[0]}" == "cr-e2b: step setup failed (exit 1): simulated failure" ]]
   run calls
@@ -297,12 +297,12 @@ OUT
 }
 
 @test "dry-run --json lists steps and files" {
-  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --dry-run --json
+  run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --dry-run --json
   assert_success
   no_sdk_calls
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
   assert_output "git-identity clone install queue launch
-12"
+15"
 }
 
 @test "start without E2B_API_KEY exits 2 before any SDK call" {
@@ -346,7 +346,7 @@ OUT
 @test "start rejects a repository URL with credentials in it" {
   rejects "--repo carries credentials" --repo https://x-access-token:ghp_abc@github.com/you/app.git --profile backend --brief brief.md
   rejects "--repo carries credentials" --repo https://ghp_abc@github.com/you/app.git --profile backend --brief brief.md
-  rejects "--repo must be an https, http, ssh, git or file URL" --repo ftp://h/r.git --profile backend --brief brief.md
+  rejects "--repo must be an https, http, git or file URL" --repo ftp://h/r.git --profile backend --brief brief.md
 }
 
 @test "the credentials in a rejected URL are not echoed back" {
@@ -390,7 +390,8 @@ OUT
 
 @test "an over-cap lifetime is e2b's error, reported in one line" {
   export FAKE_E2B_MAX_TIMEOUT=3600
-  run --separate-stderr cr-e2b start "${ok_args[@]}" --timeout 7200
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  run --separate-stderr cr-e2b start "${ok_args[@]}" --timeout 7200 --check true
   assert_failure 1
   assert_one_error_line
   assert_output_contains "lifetime over your plan's cap"
@@ -398,7 +399,8 @@ OUT
 
 @test "an unknown template is reported in one line" {
   export FAKE_E2B_FAIL=template
-  run --separate-stderr cr-e2b start "${ok_args[@]}" --template nope
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  run --separate-stderr cr-e2b start "${ok_args[@]}" --template nope --check true
   assert_failure 1
   assert_one_error_line
   assert_output_contains "cannot use that template"
@@ -409,12 +411,13 @@ OUT
   rejects "cr-e2b: missing keys: export E2B_API_KEY (your API key, from the e2b dashboard); and ANTHROPIC_API_KEY (an Anthropic API key, from console.anthropic.com) or CLAUDE_CODE_OAUTH_TOKEN (a Claude subscription: claude setup-token)" "${ok_args[@]}"
 }
 
-@test "an SSH URL with GITHUB_TOKEN set is refused before any sandbox, with its https URL" {
-  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
-  rejects "cr-e2b: --repo git@github.com:you/app.git is an SSH URL, which cannot use GITHUB_TOKEN: give its https URL, https://github.com/you/app.git" \
+@test "an SSH URL is refused before any sandbox, with or without GITHUB_TOKEN, naming its https URL" {
+  rejects "cr-e2b: --repo git@github.com:you/app.git is an SSH URL: the sandbox has no SSH key, and GITHUB_TOKEN works over https only; give https://github.com/you/app.git" \
     --repo git@github.com:you/app.git --profile backend --brief brief.md
-  rejects "give its https URL, https://git.example.com/team/app.git" \
-    --repo ssh://git@git.example.com/team/app.git --profile backend --brief brief.md
+  rejects "give https://git.example.com/team/app.git" \
+    --repo ssh://git@git.example.com:2222/team/app.git --profile backend --brief brief.md
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  rejects "give https://github.com/you/app.git" --repo git@github.com:you/app.git --profile backend --brief brief.md
 }
 
 @test "a clone that asked for credentials says to export GITHUB_TOKEN, or to check its access" {
@@ -424,21 +427,22 @@ OUT
   chmod +x "$TEST_DIR/bin/git"
   run --separate-stderr cr-e2b start --repo https://github.com/you/private.git --profile backend --brief brief.md
   assert_failure 1
-  [[ "${stderr_lines[0]}" == *"; the host asked for credentials: export GITHUB_TOKEN, a token that can read this repository (and write to it)" ]]
+  [[ "$stderr" == *"; the host asked for credentials: export GITHUB_TOKEN, a token that can read this repository (and write to it)"* ]]
   export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
   run --separate-stderr cr-e2b start --repo https://github.com/you/private.git --profile backend --brief brief.md
-  [[ "${stderr_lines[0]}" == *"; the host asked for credentials: check that GITHUB_TOKEN can read this repository (and write to it, to push)" ]]
+  [[ "$stderr" == *"; the host asked for credentials: check that GITHUB_TOKEN can read this repository (and write to it, to push)"* ]]
 }
 
 @test "on a terminal list has a header, or says there is no worker; wait and kill say they are done" {
   run script -qec "cr-e2b list" /dev/null
   assert_output_contains "no worker is running or paused (cr-e2b start makes one)"
-  start_worker
+  delivering_brief delivers.md
+  start_worker delivers.md
   wait_idle
   run script -qec "cr-e2b list" /dev/null
-  assert_output_contains "SANDBOX  PROFILE  BRANCH  TURNS    COST   LEFT         STATE"
+  assert_output_contains "SANDBOX  PROFILE  BRANCH             TURNS    COST   LEFT         STATE"
   run script -qec "cr-e2b wait --sandbox sbx1" /dev/null
-  assert_output_contains "turn 2 ok: WORKER stub READY"
+  assert_output_contains "turn 2 READY, verified: EPIC wc-3 READY "
   run script -qec "cr-e2b kill --sandbox sbx1" /dev/null
   assert_output_contains "killed sandbox sbx1"
   run cr-e2b list

@@ -103,7 +103,7 @@ print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_
   assert_output <<'OUT'
 ['agent_version', 'end_at', 'fork', 'last_turn', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'started_at', 'state', 'turns', 'work', 'worker']
 ['idle_seconds', 'limited', 'queued', 'running_seconds', 'setup', 'since', 'state', 'turn']
-['denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn']
+['denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
 running idle 5 0.152688 1 5 {'workdir': 'repo', 'git': False}
 OUT
 }
@@ -122,11 +122,14 @@ OUT
 }
 
 @test "status of a live worker after start and a brief" {
-  start_worker
+  delivering_brief delivers.md
+  start_worker delivers.md
   wait_idle
+  head=$(git -C "$(sandbox_home)/repo" rev-parse HEAD)
   run cr-e2b status --sandbox sbx1
   assert_output_contains "worker    idle"
-  assert_output_contains "last turn 2 ok (exit 0): WORKER stub READY"
+  assert_output_contains "last turn 2 ok (exit 0): EPIC wc-3 READY $head https://git.example.com/you/app/pull/1
+verdict   READY verified in the sandbox: claude/wc-3-count at ${head:0:12} pushed, pull request not checked (not GitHub, or no gh), no checks"
   assert_output_contains "cost      \$0.2500"
 }
 
@@ -247,4 +250,30 @@ OUT
   run cr-e2b status --sandbox sbx1 --turns --json
   run python3 -c 'import json,sys; print([t["turn"] for t in json.loads(sys.argv[1])["turn_list"]])' "$output"
   assert_output "[1, 2, 3, 4, 5]"
+}
+
+@test "status, list and wait --help name every field their --json gives, a turn's and the verdict's included" {
+  delivering_brief delivers.md
+  start_worker delivers.md
+  wait_idle
+  check_fields() { # VERB JSON_OPTIONS...: a turn's fields are named in status --help
+    local help
+    help=$({ cr-e2b "$1" --help; cr-e2b status --help; } | tr -s ' \n' ' ')
+    cr-e2b "$@" --json | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+def keys(v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield k
+            yield from keys(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from keys(x)
+print("\n".join(sorted(set(keys(d)))))' | while read -r key; do
+      [[ "$help" == *"$key"* ]] || { echo "cr-e2b $1 --help does not name $key" >&2; return 1; }
+    done
+  }
+  check_fields status --sandbox sbx1 --turns
+  check_fields list
+  check_fields wait --sandbox sbx1
 }

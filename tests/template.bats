@@ -175,7 +175,7 @@ SH
   assert_success
   rm "$TEST_DIR/bin/claude"
   make_repo
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --template acme
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --template acme
   assert_success
   [ "${lines[2]}" = "agent    Claude Code 2.1.332, the template's" ]
   run cat "$(sandbox_home sbx1)/.cr/setup-install.out"
@@ -296,7 +296,8 @@ OUT
   assert_output "README"
   run cat "$home/.cr/setup-project-setup.out"
   assert_output "set up"
-  turn_started 1
+  # the runner marks a turn started as it launches Claude Code, which notes its own start
+  eventually "the stub's first call" compgen -G "$CLAUDE_STUB_DIR/calls/*/start"
   first=$(cat "$CLAUDE_STUB_DIR"/calls/*/start | sort | head -n 1)
   run python3 -c 'import sys; print(float(sys.argv[1]) < float(sys.argv[2]))' "$(cat "$home/setup-at")" "$first"
   assert_output True
@@ -316,7 +317,7 @@ OUT
 @test "a failing setup fails start, naming the step and its last lines, and kills the sandbox" {
   make_repo; with_claude
   run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo \
-    --setup 'echo resolving; echo "ERR! missing: left-pad" >&2; exit 7'
+    --setup 'echo resolving; echo "ERR! missing: left-pad" >&2; exit 7' --check true
   assert_failure 1
   [[ "$stderr" == "cr-e2b: step project-setup failed (exit 1): resolving | ERR! missing: left-pad"* ]]
   [[ "$stderr" == *"cr-e2b: killed sandbox sbx1, which start had made"* ]]
@@ -366,7 +367,7 @@ OUT
 }
 
 @test "dry-run shows the project's setup as a step of its own" {
-  run cr-e2b start "${ok_args[@]}" --setup 'pip install -e .' --dry-run --json
+  run --separate-stderr cr-e2b start "${ok_args[@]}" --setup 'pip install -e .' --dry-run --json
   assert_success
   run python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)["steps"]))' <<<"$output"
   assert_output "git-identity clone install project-setup queue launch"

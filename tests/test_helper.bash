@@ -103,6 +103,17 @@ with_claude() {
   ln -sf "$FIXTURES/claude" "$TEST_DIR/bin/claude"
 }
 
+# A brief whose stub worker delivers: it commits on the brief's branch, pushes
+# it and ends on a READY line for that commit, which the verdict gate then
+# checks (origin is not GitHub: there is no pull request to look at).
+delivering_brief() { # FILE
+  cat >"$1" <<'EOF'
+EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/
+STUB_RUN=git checkout -q -B claude/wc-3-count && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin claude/wc-3-count
+STUB_SAY=echo "EPIC wc-3 READY $(git rev-parse HEAD) https://git.example.com/you/app/pull/1"
+EOF
+}
+
 # A worker started for real against the fake: sandbox sbx1, stub agent; the
 # brief (default brief.md), then any more start options.
 start_worker() {
