@@ -67,6 +67,18 @@ PY
   cmp env.md "$CLAUDE_STUB_DIR/calls/$(ls "$CLAUDE_STUB_DIR"/calls | sed -n 3p)/stdin"
 }
 
+@test "the brief that travelled in a command's environment is in no environment of the runner, Claude Code or its tools" {
+  start_worker
+  wait_idle
+  run cr-e2b brief --sandbox sbx1 --brief brief.md
+  assert_success
+  wait_idle
+  run cat "$CLAUDE_STUB_DIR"/calls/*/env-names
+  assert_output_contains CR_TURN_BASE
+  refute_output_contains CR_BRIEF
+  refute_output_contains CR_FILES
+}
+
 @test "a brief one byte bigger is written first, byte for byte, and queued once" {
   start_worker
   wait_idle
@@ -100,7 +112,7 @@ queued as turn 3, 0 ahead of it"
   run bash -c 'printf "EPIC wc-9: branch claude/wc-9-y, scope a, grants b\n" | cr-e2b brief --sandbox sbx1 --brief - --json'
   assert_success
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["turn"])' "$output"
-  assert_output "['ahead', 'already_queued', 'sandbox_id', 'turn'] 3"
+  assert_output "['ahead', 'already_queued', 'dropped_turn', 'sandbox_id', 'turn'] 3"
 }
 
 @test "a brief restarts a dead worker, which runs every queued turn" {

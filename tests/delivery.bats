@@ -126,6 +126,22 @@ OUT
   no_sdk_calls
 }
 
+@test "kill --save with a bad selection or no key exits 2 and makes no folder" {
+  run --separate-stderr cr-e2b kill --save "$TEST_DIR/saved"
+  assert_failure 2
+  assert_one_error_line
+  assert_output "cr-e2b: give --sandbox ID (one or more) or --all"
+  [ ! -e "$TEST_DIR/saved" ]
+  run --separate-stderr cr-e2b kill --sandbox sbx1 --profile docs --save "$TEST_DIR/saved"
+  assert_failure 2
+  [ ! -e "$TEST_DIR/saved" ]
+  unset E2B_API_KEY
+  run --separate-stderr cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
+  assert_failure 2
+  [ ! -e "$TEST_DIR/saved" ]
+  no_sdk_calls
+}
+
 @test "kill of a paused sandbox holding work looks inside and leaves it paused; --force kills it as it is" {
   idle_worker
   commit_in_worker 42

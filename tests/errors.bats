@@ -40,12 +40,24 @@ load test_helper
   assert_output "cr-e2b: cannot reach e2b (network): [Errno 111] Connection refused"
 }
 
-@test "--debug and CR_E2B_DEBUG show the traceback" {
+@test "--debug and CR_E2B_DEBUG show the traceback, masked, and keep the exit code; CR_E2B_DEBUG=0 does not" {
   export FAKE_E2B_FAIL=network
   run cr-e2b --debug list
+  assert_failure 7
   assert_output_contains Traceback
+  assert_output_contains "cr-e2b: cannot reach e2b (network)"
   CR_E2B_DEBUG=1 run cr-e2b list
+  assert_failure 7
   assert_output_contains Traceback
+  CR_E2B_DEBUG=0 run cr-e2b list
+  assert_failure 7
+  refute_output_contains Traceback
+  export FAKE_E2B_FAIL=template GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  run --separate-stderr cr-e2b --debug start "${ok_args[@]}" --check true --template "x$MODEL_KEY_VALUE"
+  assert_failure 1
+  [[ "$stderr" == *Traceback* ]]
+  [[ "$stderr" == *"template 'x[redacted]' not found"* ]]
+  [[ "$stderr" != *"$MODEL_KEY_VALUE"* ]]
 }
 
 @test "no e2b SDK installed is one line, not an ImportError" {

@@ -211,6 +211,16 @@ OUT
   assert_failure 3
 }
 
+@test "wait --all with no workers has nothing to wait for: exit 0, and --json says so" {
+  run --separate-stderr cr-e2b wait --all --json
+  assert_success
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["exit_code"], d["workers"])' "$output"
+  assert_output "ok 0 []"
+  run --separate-stderr cr-e2b wait --all
+  assert_success
+  assert_output ""
+}
+
 @test "wait on several workers times out with 6 while one is still busy" {
   fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7"
   fleet_worker running 0 false "WORKER running READY"

@@ -225,3 +225,21 @@ cr-e2b: back in touch with sandbox sbx1 after 3 s" ] || { echo "$version: $stder
   run --separate-stderr cr-e2b wait --sandbox sbx1
   assert_success
 }
+
+@test "names added to the masker from many threads at once are all masked" {
+  run env PYTHONPATH="$ROOT" python3 -c 'import os, threading, cr_e2b
+names = [f"CR_TEST_SECRET_{i}" for i in range(200)]
+for name in names:
+    os.environ[name] = f"value-of-{name}-0123456789"
+# many known values make each merge take longer than a thread switch
+cr_e2b.MASK.add_values([f"known-value-{i:06d}" for i in range(50000)])
+start = threading.Barrier(len(names))
+def add(name):
+    start.wait()
+    cr_e2b.MASK.add([name])
+threads = [threading.Thread(target=add, args=(name,)) for name in names]
+for t in threads: t.start()
+for t in threads: t.join()
+print(sum(os.environ[name] not in cr_e2b.MASK.values for name in names))'
+  assert_output 0
+}

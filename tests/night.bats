@@ -53,6 +53,26 @@ None"
 --resume"
 }
 
+@test "a process of the turn that left its session (setsid) is ended with it, by cancel and by a watchdog" {
+  setup_runner
+  send "escapes STUB_ESCAPE" >/dev/null
+  turn_started 1 "$SBX"
+  eventually "the escaped grandchild" test -s "$(ls -d "$CLAUDE_STUB_DIR"/calls/*)/children"
+  eventually "both children" bash -c '[ "$(wc -l <"$1"/calls/*/children)" -eq 2 ]' _ "$CLAUDE_STUB_DIR"
+  run sbx_runner cancel
+  assert_output "cancelled 1 ended"
+  run stub_children
+  none_alive "${lines[@]}"
+  watch turn_idle 1
+  send "escapes again STUB_ESCAPE" >/dev/null
+  idle
+  run turn_field state
+  assert_output "cancelled stalled"
+  run stub_children
+  [ "${#lines[@]}" -eq 4 ]
+  none_alive "${lines[@]}"
+}
+
 @test "a turn that keeps printing is ended by --turn-limit" {
   setup_runner
   watch turn_idle 2 turn_limit 3
@@ -324,6 +344,28 @@ OUT
   assert_failure 4
   assert_one_error_line
   assert_output "cr-e2b: turn 2 ended: cancelled"
+}
+
+@test "brief --id of a brief that cancel --all dropped queues it anew, saying so; its retry is still queued once" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_HANG\n' >hang.md
+  start_worker hang.md
+  turn_started 2
+  printf 'second brief\n' >b2.md
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief b2.md --id ci-7
+  assert_output "queued as turn 3, 1 ahead of it"
+  run cr-e2b cancel --sandbox sbx1 --all
+  assert_output_contains "dropped turn 3: second brief"
+  wait_idle
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief b2.md --id ci-7
+  assert_success
+  assert_output "queued as turn 4, 0 ahead of it; the same id's turn 3 was dropped by cancel --all"
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief b2.md --id ci-7 --json
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["turn"], d["already_queued"], d["dropped_turn"])' "$output"
+  assert_output "4 True None"
+  wait_idle
+  run prompts_seen
+  assert_output_contains "second brief"
+  [ "$(grep -c '^second brief$' <(prompts_seen))" -eq 1 ]
 }
 
 @test "cancel ends a turn parked on a limit" {
