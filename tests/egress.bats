@@ -165,3 +165,39 @@ prompt     10 bytes appended to the system prompt"
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["egress"], d["secrets"], d["mcp_servers"], d["system_prompt_bytes"])' <<<"$output"
   assert_output "None [{'name': 'ANTHROPIC_API_KEY', 'goes_to': \"the sandbox's environment\"}, {'name': 'GITHUB_TOKEN', 'goes_to': \"the sandbox's environment\"}] [] None"
 }
+
+@test "a key's value or a URL's credentials in anything start would send is refused before any call" {
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  rejects "--install holds the value of a secret" "${ok_args[@]}" --install "curl -H 'x: $GITHUB_KEY_VALUE' https://h/i | bash"
+  rejects "--agent-args holds the value of a secret" "${ok_args[@]}" --agent-args="--append-system-prompt $MODEL_KEY_VALUE"
+  rejects "--agent-args holds the value of a secret" "${ok_args[@]}" --allow "Bash(curl $GITHUB_KEY_VALUE:*)"
+  rejects "--setup holds a URL with credentials (user:password@)" "${ok_args[@]}" --setup 'pip install git+https://me:hunter2@h/x.git'
+  rejects "--mcp holds the value of a secret" "${ok_args[@]}" --mcp "exa={\"apiKey\": \"$MODEL_KEY_VALUE\"}"
+  printf '{"mcpServers": {"x": {"type": "http", "url": "https://h", "headers": {"k": "%s"}}}}\n' "$GITHUB_KEY_VALUE" >mcp.json
+  rejects "--mcp-config holds the value of a secret; write its name (\$NAME) instead: write \${NAME} there" "${ok_args[@]}" --mcp-config mcp.json
+  printf 'Use %s.\n' "$MODEL_KEY_VALUE" >prompt.md
+  rejects "--append-system-prompt holds the value of a secret" "${ok_args[@]}" --append-system-prompt prompt.md
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nThe token is %s\n' "$GITHUB_KEY_VALUE" >leaky.md
+  rejects "the brief holds the value of a secret" --repo https://github.com/you/app.git --profile backend --brief leaky.md
+  rejects "--git-name holds the value of a secret" "${ok_args[@]}" --git-name "$E2B_KEY_VALUE"
+  rejects "--template holds the value of a secret" "${ok_args[@]}" --template "t-$MODEL_KEY_VALUE"
+  export my_api_token=lowercase-secret-4711
+  rejects "--check holds the value of a secret" "${ok_args[@]}" --check 'curl -H "t: lowercase-secret-4711" h'
+}
+
+@test "--env cannot forward the keys cr-e2b places itself, edge or not" {
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  for name in E2B_API_KEY ANTHROPIC_API_KEY GITHUB_TOKEN; do
+    rejects "--env $name: cr-e2b places the keys itself (E2B_API_KEY never goes into the sandbox, the others as --secrets says); do not forward them" \
+      "${ok_args[@]}" --env "$name"
+    rejects "--env $name: cr-e2b places the keys itself" "${ok_args[@]}" --env "$name" --secrets edge
+  done
+}
+
+@test "doctor refuses a repository URL with credentials, before any sandbox or command line has it" {
+  run --separate-stderr cr-e2b doctor --live --repo https://me:hunter2@git.example.com/r.git
+  assert_failure 2
+  assert_one_error_line
+  assert_output "cr-e2b: --repo carries credentials; drop them and export GITHUB_TOKEN instead"
+  no_sdk_calls
+}

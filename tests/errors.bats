@@ -52,11 +52,14 @@ load test_helper
   CR_E2B_DEBUG=0 run cr-e2b list
   assert_failure 7
   refute_output_contains Traceback
-  export FAKE_E2B_FAIL=template GITHUB_TOKEN="$GITHUB_KEY_VALUE"
-  run --separate-stderr cr-e2b --debug start "${ok_args[@]}" --check true --template "x$MODEL_KEY_VALUE"
+  unset FAKE_E2B_FAIL
+  make_repo; with_claude
+  # the step's output, which the failure (and so its traceback) quotes, holds the key
+  run --separate-stderr cr-e2b --debug start --repo "$REPO" --profile backend --brief brief.md --workdir repo \
+    --check true --setup 'echo "key $ANTHROPIC_API_KEY" >&2; exit 1'
   assert_failure 1
   [[ "$stderr" == *Traceback* ]]
-  [[ "$stderr" == *"template 'x[redacted]' not found"* ]]
+  [[ "$stderr" == *"key [redacted]"* ]]
   [[ "$stderr" != *"$MODEL_KEY_VALUE"* ]]
 }
 

@@ -188,7 +188,7 @@ SH
     "--name acme --pip ''|--pip takes one package name each" "--name acme --apt 'a b'|--apt takes one package" \
     "--name acme --npm=--registry=x|--npm takes one package" "--name acme --run ' '|--run needs a command" \
     "--name acme --env NPM_TOKEN=x|--env NPM_TOKEN looks like a secret" \
-    "--name acme --env LEAK=$MODEL_KEY_VALUE|--env LEAK looks like a secret" \
+    "--name acme --env LEAK=$MODEL_KEY_VALUE|--env LEAK holds the value of a secret" \
     "--name acme --run 'npm login --token $MODEL_KEY_VALUE'|--run holds the value of a secret" \
     "--name acme --env NOVALUE|--env takes NAME=VALUE" "--name acme --env PATH=/x|not a variable a template can set" \
     "--name acme --memory 64|memory is at least 128 MB" "--name acme --from 'a b'|--from is not a template's" \
@@ -371,4 +371,20 @@ OUT
   assert_success
   run python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)["steps"]))' <<<"$output"
   assert_output "git-identity clone install project-setup queue launch"
+}
+
+@test "a key's value or credentials in a package, a variable or a name are refused before anything reaches e2b" {
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  for option in "--pip git+https://x-access-token:$GITHUB_KEY_VALUE@github.com/o/p.git" "--apt pkg-$MODEL_KEY_VALUE" \
+      "--npm @o/p@https://u:pw@h/p.tgz" "--env PIP_INDEX_URL=https://__token__:pypi-AgEIcHlwaS5vcmc@h/simple" \
+      "--env STAGE=$GITHUB_KEY_VALUE" "--env npm_token=abcdefgh12345" "--from t-$MODEL_KEY_VALUE"; do
+    # shellcheck disable=SC2086 # an option and its value
+    run --separate-stderr cr-e2b template build --name acme $option
+    assert_failure 2
+    assert_one_error_line
+    [[ "$output" == *"holds the value of a secret"* || "$output" == *"holds a URL with credentials"* || "$output" == *"looks like a secret"* ]] ||
+      { echo "$option: $output" >&2; return 1; }
+    refute_output_contains "$GITHUB_KEY_VALUE"
+  done
+  no_sdk_calls
 }
