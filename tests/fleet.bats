@@ -181,6 +181,16 @@ sbx1  backend  READY https://git.example.com/you/app/pull/1"
   assert_failure 4
 }
 
+@test "a turn ended by --turn-limit is over limit, not stalled, in list and wait, and wait exits 4" {
+  fleet_worker overran 143 null "" "over its limit of 16 s"
+  run cr-e2b list
+  assert_output_contains "over limit: over its limit of 16 s · done"
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --json
+  assert_failure 4
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["last_turn"]["state"])' "$output"
+  assert_output "over-limit over-limit"
+}
+
 @test "--until-idle without --watch is refused" {
   run --separate-stderr cr-e2b list --until-idle
   assert_failure 2

@@ -122,7 +122,7 @@ def main():
         try:
             states = {turn["state"] for turn in cr_e2b.fold_records(records)}
             assert states <= {"queued", "running", "limited", "lost", "failed", "undelivered", "blocked",
-                              "stalled", "cancelled", "dropped", "ok", "no-verdict"}
+                              "stalled", "over-limit", "cancelled", "dropped", "ok", "no-verdict"}
         except Exception as exc:
             failures["records"].append(f"{type(exc).__name__}: {exc} on {records}")
     failures["depth"] = list(too_deep(cr_e2b, rng))

@@ -79,12 +79,23 @@ None"
   send "STUB_TRICKLE" >/dev/null
   idle
   run turn_field state
-  assert_output stalled
+  assert_output over-limit
   run turn_reasons
   assert_output "over its limit of 3 s"
   # A line every 0.2 s: even on a loaded machine it printed more than twice.
   run grep -c tick "$SBX/.cr/log"
   [ "$output" -gt 2 ]
+}
+
+@test "--turn-limit bounds the whole turn: a try after a limit has only what is left of it" {
+  setup_runner
+  watch turn_limit 3 on_limit wait limit_tries 3 limit_backoff 60 limit_margin 0
+  send "STUB_LIMIT=1,1 STUB_WORK=2" >/dev/null
+  idle
+  run turn_field state
+  assert_output over-limit
+  run turn_field tries
+  assert_output 2
 }
 
 @test "without watchdog settings a silent turn is left to run" {

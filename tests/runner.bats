@@ -141,7 +141,26 @@ queued one
 after the kill"
   [ ! -e "$CLAUDE_STUB_DIR/overlaps" ]
   run turn_field state
-  assert_output "lost ok ok"
+  assert_output "ok ok ok"
+}
+
+@test "a turn whose runner died is ended on the result its log holds, and only the new runner's watcher follows it" {
+  setup_runner
+  hold_stub
+  send "EPIC wc-3: branch claude/wc-3-x, scope a, grants b STUB_BLOCK STUB_LAST=EPIC wc-3 BLOCKED need a key" >/dev/null
+  turn_started 1 "$SBX"
+  stale=$(cat "$SBX/.cr/queue/000001.watcher")
+  kill -9 "$(cat "$SBX/.cr/runner.pid")"
+  sbx_runner kick
+  eventually "the dead runner's watcher to go" bash -c 'state=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ -z "$state" ] || [ "$state" = Z ]' _ "$stale"
+  release_stub
+  idle
+  run turn_field state
+  assert_output blocked
+  run turn_field exit_code
+  assert_output 0
+  run turn_field last_line
+  assert_output "EPIC wc-3 BLOCKED need a key"
 }
 
 @test "the turn records hold number, prompt, first line, times, exit code, outcome, last line, cost, duration and denials" {
