@@ -171,3 +171,8 @@ PY
   run grep -c '^- \[' "$ROOT/README.md"
   [ "$output" -ge 8 ]
 }
+
+@test "the project stands alone: no file of it points at a folder beside the repository" {
+  run grep -rln --exclude-dir=.git --exclude-dir=.venv-ci --exclude=errors.bats -e '\.\./shared' "$ROOT"
+  assert_failure 1
+}

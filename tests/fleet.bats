@@ -284,3 +284,33 @@ Sandbox.kill"
   assert_output_contains "cr-e2b: --sandbox is given once: this verb acts on one worker"
   no_sdk_calls
 }
+
+@test "peeks that do not answer are cut off from when the look began, a late answer changes nothing, and a hung one is not started again" {
+  run env PYTHONPATH="$ROOT" python3 -c 'import threading, time, cr_e2b
+release = threading.Event()
+def slow(i):
+    release.wait(10)
+    return f"late {i}"
+began = time.monotonic()
+calls = [lambda i=i: f"fast {i}" for i in range(7)] + [lambda i=i: slow(i) for i in range(33)]
+answers = cr_e2b.in_parallel(calls, limit=32, timeout=1)
+took = time.monotonic() - began
+print(took < 3, sum(isinstance(a, TimeoutError) for a in answers), answers[:2])
+release.set(); time.sleep(0.3)
+print(sum(isinstance(a, TimeoutError) for a in answers))'
+  assert_output "True 33 ['fast 0', 'fast 1']
+33"
+  fleet_worker silent 0 false "WORKER silent READY"
+  printf 'sleep 4\n' >"$(sandbox_home "$made")/.cr/runner"
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+  run env PYTHONPATH="$ROOT:$FIXTURES" CR_E2B_PEEK_SECONDS=0.5 python3 -c 'import cr_e2b
+service = cr_e2b.Service()
+infos = service.workers()
+for _ in range(3):
+    print(cr_e2b.peek_workers(service, infos)[0]["reason"])'
+  assert_output "no answer in 0.5 s
+no answer yet to an earlier look
+no answer yet to an earlier look"
+  run call_field Sandbox.connect sandbox_id
+  [ "${#lines[@]}" -eq 1 ]
+}

@@ -245,3 +245,12 @@ OUT
   run grep -c '"event":"turn-end",.*"result":true' "$log"
   assert_output 2
 }
+
+@test "a peek of a worker that is not a fork, or has no agent version yet, writes nothing on stderr" {
+  setup_runner
+  run --separate-stderr sbx_runner peek recent -1 0 work
+  assert_success
+  [ -z "$stderr" ]
+  run --separate-stderr sbx_runner range 0 -1 100
+  [ -z "$stderr" ]
+}

@@ -466,3 +466,21 @@ OUT
 cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.com, pypi.org" ]
   no_sdk_calls
 }
+
+@test "control-room.json with an unknown key, or nested too deep, is one line and exit 2, naming the nearest key; doctor says so too" {
+  printf '{"integration_brnach": "develop"}\n' >control-room.json
+  rejects "control-room.json has an unknown key 'integration_brnach': did you mean 'integration_branch'? (known: integration_branch, branch_prefix, profile_variable, setup, checks, gate_tries, check_timeout, template)" "${ok_args[@]}"
+  printf '{"integration": "develop"}\n' >control-room.json
+  rejects "unknown key 'integration': did you mean 'integration_branch'?" "${ok_args[@]}"
+  python3 -c 'import sys; n = 100000; sys.stdout.write("{\"setup\": " + "[" * n + "]" * n + "}")' >control-room.json
+  rejects "control-room.json is not valid JSON" "${ok_args[@]}"
+  run --separate-stderr cr-e2b template build --name acme --dry-run
+  assert_failure 2
+  printf '{"integration_brnach": "develop"}\n' >control-room.json
+  run --separate-stderr cr-e2b doctor
+  assert_failure 1
+  assert_output_contains "control-room.json                FAIL  control-room.json has an unknown key 'integration_brnach'"
+  printf '{"integration_branch": "develop", "checks": ["make test"]}\n' >control-room.json
+  run --separate-stderr cr-e2b doctor
+  assert_output_contains "control-room.json                ok    read: checks, integration"
+}
