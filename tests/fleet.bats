@@ -314,3 +314,34 @@ no answer yet to an earlier look"
   run call_field Sandbox.connect sandbox_id
   [ "${#lines[@]}" -eq 1 ]
 }
+
+@test "kill over several workers prints each one's line in order, whatever went wrong with one" {
+  fleet_worker a 0 false "WORKER a READY"
+  # its save is not an archive: a surprise, not a failure cr-e2b knows
+  printf '#!/bin/bash\n[ "$1" = save ] && { echo junk >~/.cr/save.tar.gz; echo "git 0"; exit 0; }\nexit 1\n' \
+    >"$(sandbox_home "$made")/.cr/runner"
+  fleet_worker b 0 false "WORKER b READY"
+  fleet_worker c 0 false "WORKER c READY"
+  run --separate-stderr cr-e2b kill --sandbox sbx1 --sandbox sbx2 --sandbox sbx3 --save "$TEST_DIR/saved"
+  assert_failure 1
+  [[ "$stderr" == *"cr-e2b: sandbox sbx1: unexpected ReadError: not a gzip file; it was not killed"* ]]
+  assert_output_contains "killed sandbox sbx2"
+  assert_output_contains "killed sandbox sbx3"
+  [ "$(sandbox_state sbx1)" = running ]
+  [ "$(sandbox_state sbx3)" = killed ]
+}
+
+@test "Ctrl-C during a kill over several workers names those killed and those that may still run" {
+  fleet_worker a 0 false "WORKER a READY"
+  fleet_worker b 0 false "WORKER b READY"
+  export FAKE_E2B_SLOW=Sandbox.kill:30
+  cr-e2b kill --sandbox sbx1 --sandbox sbx2 --force >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+  pid=$!
+  eventually "a slow kill" test -e "$FAKE_E2B_DIR/slow-Sandbox.kill"
+  kill -INT "$pid"
+  status=0
+  wait "$pid" || status=$?
+  assert_failure 130
+  run cat "$TEST_DIR/err"
+  assert_output "cr-e2b: interrupted (SIGINT): killed none yet; sbx1, sbx2 may still be running (cr-e2b list shows them)"
+}
