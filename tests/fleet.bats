@@ -345,3 +345,21 @@ no answer yet to an earlier look"
   run cat "$TEST_DIR/err"
   assert_output "cr-e2b: interrupted (SIGINT): killed none yet; sbx1, sbx2 may still be running (cr-e2b list shows them)"
 }
+
+@test "list --watch rides out a network outage, as wait does" {
+  export FAKE_E2B_FAIL=api-network:2
+  run --separate-stderr cr-e2b list --watch --until-idle --interval 0.1
+  assert_success
+  [[ "$stderr" == "cr-e2b: lost touch with e2b (cannot reach e2b (network): [Errno 111] Connection refused); retrying for up to 120 s"* ]]
+  [[ "$stderr" == *"cr-e2b: back in touch with e2b after "* ]]
+}
+
+@test "list --watch calls a worker a dead runner only when two looks in a row say so" {
+  fleet_worker dead 0 false "WORKER dead READY"
+  echo again >"$(sandbox_home "$made")/.cr/queue/000002.md"
+  run cr-e2b list --watch --until-idle --interval 0.1
+  assert_failure 1
+  output=$(printf '%s\n' "${lines[@]}" | sed -E 's/^[0-9:]{8}  //')
+  assert_output "sbx1  dead  starting: turns are queued and no runner is alive yet; looking again
+sbx1  dead  dead runner: dead: turns are queued but no runner is alive (a brief restarts it)"
+}
