@@ -102,7 +102,7 @@ load test_helper
   assert_output_contains "    5  the last turn's last line is EPIC <id> BLOCKED ..."
   refute_output_contains "    9  refused"
   run cr-e2b --help
-  assert_output_contains "    9  refused: the sandbox holds unpushed or uncommitted work"
+  assert_output_contains "    9  refused: the sandbox holds work that would be lost"
 }
 
 @test "README's exit codes are the code's, and its verb table names every verb" {
@@ -175,4 +175,45 @@ PY
 @test "the project stands alone: no file of it points at a folder beside the repository" {
   run grep -rln --exclude-dir=.git --exclude-dir=.venv-ci --exclude=errors.bats -e '\.\./shared' "$ROOT"
   assert_failure 1
+}
+
+# The exit codes VERB's help lists, a line each.
+help_codes() { cr-e2b "$1" --help | sed -n '/^exit codes:/,$p' | sed -nE 's/^ +([0-9]+)  .*/\1/p'; }
+
+@test "every exit code a verb gives is one its help lists, from the one table" {
+  make_sandbox
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  # VERB|ENV|ARGS: what a verb gives in a situation, checked against its help
+  scenarios=(
+    "start||--repo ftp://h/r.git --profile backend --brief brief.md"
+    "start|FAKE_E2B_FAIL=network|${ok_args[*]} --check true"
+    "start|FAKE_E2B_FAIL=auth|${ok_args[*]} --check true"
+    "start|FAKE_E2B_FAIL=command:/.cr/setup|${ok_args[*]} --check true"
+    "brief||--sandbox nosuch --brief brief.md"
+    "brief|FAKE_E2B_FAIL=ratelimit|--sandbox sbx1 --brief brief.md"
+    "status||--sandbox nosuch"
+    "status|FAKE_E2B_FAIL=busy|--sandbox sbx1"
+    "list|FAKE_E2B_FAIL=network|"
+    "wait||--sandbox nosuch"
+    "wait||--sandbox sbx1 --all"
+    "diff||--sandbox sbx1"
+    "cancel||--sandbox nosuch"
+    "kill||--sandbox nosuch --force"
+    "kill|FAKE_E2B_FAIL=network|--all"
+    "extend||--sandbox nosuch --timeout 60"
+    "pause|FAKE_E2B_FAIL=auth|--sandbox sbx1"
+    "resume||--sandbox nosuch"
+    "fork||--sandbox nosuch"
+    "fork||--sandbox sbx1 --count 21"
+    "doctor|FAKE_E2B_FAIL=network|"
+    "doctor|E2B_API_KEY=|"
+    "template|FAKE_E2B_FAIL=network|build --name acme"
+    "template||build --name base"
+  )
+  for scenario in "${scenarios[@]}"; do
+    IFS='|' read -r verb envs words <<<"$scenario"
+    # shellcheck disable=SC2086 # the words of a command line
+    env $envs cr-e2b "$verb" $words >/dev/null 2>&1 && code=0 || code=$?
+    help_codes "$verb" | grep -qx "$code" || { echo "cr-e2b $verb $words ($envs) gave $code, not in its help" >&2; return 1; }
+  done
 }

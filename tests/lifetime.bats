@@ -219,12 +219,12 @@ OUT
   assert_output_contains "fork      copy 2 of sbx1"
 }
 
-@test "fork refuses while a turn runs, and --force forks anyway in one call" {
+@test "fork refuses while a turn runs, with exit 9 as kill's refusal, and --force forks anyway in one call" {
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=5\n' >slow.md
   start_worker slow.md
   turn_ended 1
   run cr-e2b fork --sandbox sbx1
-  assert_failure 1
+  assert_failure 9
   assert_output_contains "cr-e2b: sandbox sbx1 is running turn 2 for "
   assert_output_contains "; its copies would go on with that work, pushes included: wait for it, or fork --force"
   run calls
