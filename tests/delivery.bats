@@ -161,6 +161,18 @@ OUT
   assert_output '"paused"'
 }
 
+@test "kill of a paused sandbox leaves it paused even when e2b is slow to tell its state" {
+  idle_worker
+  commit_in_worker 42
+  pause_sandbox
+  # asked at the same time as the connect that resumes it, the state would come back running
+  export FAKE_E2B_SLOW=Sandbox.get_info:1
+  run --separate-stderr cr-e2b kill --sandbox sbx1
+  assert_failure 9
+  [[ "$stderr" == *"; it is paused again" ]]
+  [ "$(sandbox_state)" = paused ]
+}
+
 @test "kill --save of a paused sandbox resumes it, saves and kills it" {
   idle_worker
   commit_in_worker 42
@@ -169,11 +181,13 @@ OUT
   assert_success
   [ -s "$TEST_DIR/saved/work.bundle" ]
   run calls
-  assert_output_contains "Sandbox.connect
-Sandbox.set_timeout
+  assert_output_contains "Sandbox.get_info
+Sandbox.connect
 commands.run
 files.read
 Sandbox.kill"
+  run call_field Sandbox.connect timeout
+  [[ "$output" =~ ^[0-9]+$ ]]  # given back its time in the connect itself
 }
 
 @test "kill of a paused sandbox with nothing to lose kills it" {
