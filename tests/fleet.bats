@@ -363,3 +363,38 @@ no answer yet to an earlier look"
   assert_output "sbx1  dead  starting: turns are queued and no runner is alive yet; looking again
 sbx1  dead  dead runner: dead: turns are queued but no runner is alive (a brief restarts it)"
 }
+
+@test "--all is the caller's own workers, --everyone widens it, and list names a colleague's owner" {
+  for owner in test@example.com colleague@example.com; do
+    python3 -c 'import sys, e2b; e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": "backend",
+      "repo": "https://h/app.git", "session": "s", "owner": sys.argv[1]})' "$owner"
+  done
+  fleet_worker old 0 false "WORKER old READY"  # from before owners were recorded
+  install_runner sbx1; install_runner sbx2
+  run cr-e2b list
+  assert_output_contains "sbx2  backend"
+  assert_output_contains "(owner colleague@example.com)"
+  [ "$(grep -c '(owner ' <<<"$output")" -eq 1 ]
+  run cr-e2b kill --all --profile backend --force
+  assert_success
+  [ "$(sandbox_state sbx1)" = killed ]
+  [ "$(sandbox_state sbx2)" = running ]
+  run --separate-stderr cr-e2b kill --sandbox sbx2 --everyone --force
+  assert_failure 2
+  assert_output ""
+  CR_E2B_OWNER=colleague@example.com run cr-e2b list
+  refute_output_contains "(owner "  # the colleague's own, and one with no owner recorded
+  run cr-e2b kill --all --everyone --force
+  assert_success
+  [ "$(sandbox_state sbx2)" = killed ]
+  [ "$(sandbox_state sbx3)" = killed ]
+}
+
+@test "start records who started the worker: CR_E2B_OWNER, else the git email" {
+  run --separate-stderr cr-e2b start "${ok_args[@]}" --check true --dry-run --json
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["metadata"]["owner"])' "$output"
+  assert_output test@example.com
+  CR_E2B_OWNER=ci-night run --separate-stderr cr-e2b start "${ok_args[@]}" --check true --dry-run --json
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["metadata"]["owner"])' "$output"
+  assert_output ci-night
+}
