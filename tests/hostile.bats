@@ -50,9 +50,15 @@ refute_key_prefix() {
 @test "a token far into a brief's first line never shows, whole or in part" {
   export GITHUB_TOKEN="ghp_LEAKCHECK_$(printf 'T%.0s' $(seq 30))"
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b %s %s\n' "$(printf 'p%.0s' $(seq 130))" "$GITHUB_TOKEN" >long.md
-  start_worker long.md
+  rejects "the brief holds the value of a secret" --repo https://github.com/you/app.git --profile backend --brief long.md
+  start_worker brief.md --gate-tries 0
   wait_idle
-  for view in "status --json" "wait --json" "log --turn 2"; do
+  # such a brief can still reach the sandbox some other way: queued there, as a brief is
+  cp long.md "$(sandbox_home)/.cr/inbox/long.md"
+  HOME=$(sandbox_home) bash "$(sandbox_home)/.cr/runner" enqueue "$(sandbox_home)/.cr/inbox/long.md" >/dev/null
+  HOME=$(sandbox_home) bash "$(sandbox_home)/.cr/runner" kick
+  wait_idle
+  for view in "status --json" "wait --json" "log --turn 3"; do
     # shellcheck disable=SC2086
     run cr-e2b $view --sandbox sbx1
     refute_output_contains "${GITHUB_TOKEN:0:8}" || { echo "in: $view" >&2; return 1; }
@@ -195,7 +201,7 @@ cr-e2b: back in touch with sandbox sbx1 after 3 s" ] || { echo "$version: $stder
 
 @test "--debug works after the verb, and a global option out of place is one usage line" {
   run --separate-stderr cr-e2b status --sandbox nosuch --debug
-  assert_failure 1
+  assert_failure 3
   [[ "$stderr" == *Traceback* ]]
   [[ "$stderr" == *"no such sandbox: nosuch"* ]]
   run --separate-stderr cr-e2b log --version --sandbox sbx1
