@@ -149,6 +149,7 @@ after the kill"
   hold_stub
   send "EPIC wc-3: branch claude/wc-3-x, scope a, grants b STUB_BLOCK STUB_LAST=EPIC wc-3 BLOCKED need a key" >/dev/null
   turn_started 1 "$SBX"
+  eventually "the turn's watcher" test -s "$SBX/.cr/queue/000001.watcher"
   stale=$(cat "$SBX/.cr/queue/000001.watcher")
   kill -9 "$(cat "$SBX/.cr/runner.pid")"
   sbx_runner kick
