@@ -295,20 +295,20 @@ began = time.monotonic()
 calls = [lambda i=i: f"fast {i}" for i in range(7)] + [lambda i=i: slow(i) for i in range(33)]
 answers = cr_e2b.in_parallel(calls, limit=32, timeout=1)
 took = time.monotonic() - began
-print(took < 3, sum(isinstance(a, TimeoutError) for a in answers), answers[:2])
+print(took < 8, sum(isinstance(a, TimeoutError) for a in answers), answers[:2])  # not the 10 s
 release.set(); time.sleep(0.3)
 print(sum(isinstance(a, TimeoutError) for a in answers))'
   assert_output "True 33 ['fast 0', 'fast 1']
 33"
   fleet_worker silent 0 false "WORKER silent READY"
-  printf 'sleep 4\n' >"$(sandbox_home "$made")/.cr/runner"
+  printf 'sleep 8\n' >"$(sandbox_home "$made")/.cr/runner"
   rm -f "$FAKE_E2B_DIR/calls.jsonl"
-  run env PYTHONPATH="$ROOT:$FIXTURES" CR_E2B_PEEK_SECONDS=0.5 python3 -c 'import cr_e2b
+  run env PYTHONPATH="$ROOT:$FIXTURES" CR_E2B_PEEK_SECONDS=1 python3 -c 'import cr_e2b
 service = cr_e2b.Service()
 infos = service.workers()
 for _ in range(3):
     print(cr_e2b.peek_workers(service, infos)[0]["reason"])'
-  assert_output "no answer in 0.5 s
+  assert_output "no answer in 1 s
 no answer yet to an earlier look
 no answer yet to an earlier look"
   run call_field Sandbox.connect sandbox_id
