@@ -112,7 +112,7 @@ queued as turn 3, 0 ahead of it"
   run bash -c 'printf "EPIC wc-9: branch claude/wc-9-y, scope a, grants b\n" | cr-e2b brief --sandbox sbx1 --brief - --json'
   assert_success
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["turn"])' "$output"
-  assert_output "['ahead', 'already_queued', 'dropped_turn', 'sandbox_id', 'turn'] 3"
+  assert_output "['ahead', 'already_queued', 'dropped_turn', 'held', 'sandbox_id', 'turn'] 3"
 }
 
 @test "a brief restarts a dead worker, which runs every queued turn" {

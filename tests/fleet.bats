@@ -23,6 +23,7 @@ fleet_worker() {
 {"turn":1,"event":"queued","at":"2026-11-29T10:00:00Z","prompt":"queue/000001.md","first_line":"brief"}
 {"turn":1,"event":"started","at":"2026-11-29T10:00:01Z","try":1,"flag":"--session-id","log_at":0}
 {"turn":1,"event":"result","result":{"type":"result","is_error":$3,"result":"done\n$4","total_cost_usd":0.5,"permission_denials":[$denials]}}
+{"turn":1,"event":"spent","try":1,"by":"result","usd":0.5}
 $verdict
 {"turn":1,"event":"ended","at":"2026-11-29T10:00:09Z","exit":$2,"is_error":$3,"denials":0,"reason":$reason,"log_end":0}
 EOF
@@ -112,11 +113,12 @@ OUT
   run script -qec "cr-e2b list --profile ready --profile blocked --profile stalled --profile idle" /dev/null
   output=$(printf '%s\n' "${lines[@]}" | tr -d '\r' | sed -E 's/[0-9]+m[0-9]{2}s left/N left/')
   assert_output <<'OUT'
-SANDBOX  PROFILE  BRANCH  TURNS   COST   LEFT         STATE
+SANDBOX  PROFILE  BRANCH  TURNS   SPENT  LEFT         STATE
 sbx5     stalled  -       1 turn  $0.50  N left  stalled: stalled: no output for 900 s · done
 sbx2     blocked  -       1 turn  $0.50  N left  BLOCKED: needs the staging key
 sbx3     idle     -       1 turn  $0.50  N left  idle
 sbx1     ready    -       1 turn  $0.50  N left  READY https://github.com/you/app/pull/7
+4 workers: $2.00 spent with no caps, 0 over budget
 OUT
 }
 

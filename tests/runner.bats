@@ -171,7 +171,7 @@ after the kill"
   run turns_json
   run python3 -c 'import json,sys
 t = json.loads(sys.argv[1])[0]
-for k in ("turn", "prompt", "first_line", "exit_code", "is_error", "last_line", "session_cost_usd", "duration_ms", "permission_denials", "state"):
+for k in ("turn", "prompt", "first_line", "exit_code", "is_error", "last_line", "session_cost_usd", "spent_usd", "duration_ms", "permission_denials", "state"):
     print(k, t[k])
 print(all(t[k].endswith("Z") for k in ("queued_at", "started_at", "ended_at")))' "$output"
   assert_output <<'OUT'
@@ -181,7 +181,8 @@ first_line EPIC wc-3: branch claude/wc-3-x, scope a, grants b STUB_LAST=EPIC wc-
 exit_code 0
 is_error False
 last_line EPIC wc-3 BLOCKED need a key
-session_cost_usd 0.25
+session_cost_usd 0.05
+spent_usd 0.05
 duration_ms 1500
 permission_denials 0
 state blocked

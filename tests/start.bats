@@ -440,7 +440,8 @@ OUT
   start_worker delivers.md
   wait_idle
   run script -qec "cr-e2b list" /dev/null
-  assert_output_contains "SANDBOX  PROFILE  BRANCH             TURNS    COST   LEFT         STATE"
+  assert_output_contains "SANDBOX  PROFILE  BRANCH             TURNS    SPENT  LEFT         STATE"
+  assert_output_contains "1 worker: \$0.10 spent with no caps, 0 over budget"
   run script -qec "cr-e2b wait --sandbox sbx1" /dev/null
   assert_output_contains "turn 2 READY, verified: EPIC wc-3 READY "
   run script -qec "cr-e2b kill --sandbox sbx1" /dev/null
@@ -469,7 +470,7 @@ cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.co
 
 @test "control-room.json with an unknown key, or nested too deep, is one line and exit 2, naming the nearest key; doctor says so too" {
   printf '{"integration_brnach": "develop"}\n' >control-room.json
-  rejects "control-room.json has an unknown key 'integration_brnach': did you mean 'integration_branch'? (known: integration_branch, branch_prefix, profile_variable, setup, checks, gate_tries, check_timeout, template)" "${ok_args[@]}"
+  rejects "control-room.json has an unknown key 'integration_brnach': did you mean 'integration_branch'? (known: integration_branch, branch_prefix, profile_variable, setup, checks, gate_tries, check_timeout, max_cost, template)" "${ok_args[@]}"
   printf '{"integration": "develop"}\n' >control-room.json
   rejects "unknown key 'integration': did you mean 'integration_branch'?" "${ok_args[@]}"
   python3 -c 'import sys; n = 100000; sys.stdout.write("{\"setup\": " + "[" * n + "]" * n + "}")' >control-room.json

@@ -10,6 +10,8 @@ with_history() {
   home=$(sandbox_home)
   cp "$FIXTURES/streams/worker.log" "$home/.cr/log"
   cp "$FIXTURES/streams/turns.jsonl" "$home/.cr/turns.jsonl"
+  # what the runner counted of turns 1 to 3 (4 and 5 ended without a result)
+  printf '{"turn":%s,"event":"spent","try":1,"by":"result","usd":%s}\n' 1 0.1019 2 0.1544 3 0.1527 >>"$home/.cr/turns.jsonl"
   for n in 1 2 3 4 5; do
     echo prompt >"$home/.cr/queue/00000$n.md"
     : >"$home/.cr/queue/00000$n.ended"
@@ -42,7 +44,7 @@ session   9b30a883-73ad-4531-bba2-05e112cdb160
 worker    idle
 last turn 5 failed (exit 137): (no final line)
 work      no git repository in repo (did setup fail at clone?)
-cost      $0.1527
+spent     $0.4090 (no cap)
 denials   1
 OUT
 }
@@ -99,12 +101,12 @@ d = json.loads(sys.argv[1])
 print(sorted(d))
 print(sorted(d["worker"]))
 print(sorted(d["last_turn"]))
-print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["permission_denials"], d["turns"], d["work"])' "$output"
+print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["spent_usd"], d["max_cost_usd"], d["permission_denials"], d["turns"], d["work"])' "$output"
   assert_output <<'OUT'
-['agent_version', 'end_at', 'fork', 'last_turn', 'owner', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'started_at', 'state', 'turns', 'work', 'worker']
-['idle_seconds', 'limited', 'queued', 'running_seconds', 'setup', 'since', 'state', 'turn']
-['denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
-running idle 5 0.152688 1 5 {'workdir': 'repo', 'git': False}
+['agent_version', 'end_at', 'fork', 'last_turn', 'max_cost_usd', 'owner', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'spent_usd', 'started_at', 'state', 'turns', 'work', 'worker']
+['held', 'idle_seconds', 'limited', 'max_cost_usd', 'over_budget', 'queued', 'running_seconds', 'setup', 'since', 'spent_usd', 'state', 'turn']
+['denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
+running idle 5 0.152688 0.409 None 1 5 {'workdir': 'repo', 'git': False}
 OUT
 }
 
@@ -130,7 +132,7 @@ OUT
   assert_output_contains "worker    idle"
   assert_output_contains "last turn 2 ok (exit 0): EPIC wc-3 READY $head https://git.example.com/you/app/pull/1
 verdict   READY verified in the sandbox: claude/wc-3-count at ${head:0:12} pushed, pull request not checked (not GitHub, or no gh), no checks"
-  assert_output_contains "cost      \$0.2500"
+  assert_output_contains "spent     \$0.1000 (no cap)"
 }
 
 make_worker_sandbox() { # profile repo
@@ -149,9 +151,9 @@ make_worker_sandbox() { # profile repo
   assert_success
   output=$(printf '%s\n' "${lines[@]}" | sed -E 's/ [0-9]+m[0-9]{2}s left / N left /')
   assert_output <<'OUT'
-sbx4  frontend  -  0 turns  -  N left  idle
-sbx3  docs      -  0 turns  -  N left  idle
-sbx1  backend   -  0 turns  -  N left  idle
+sbx4  frontend  -  0 turns  $0.00  N left  idle
+sbx3  docs      -  0 turns  $0.00  N left  idle
+sbx1  backend   -  0 turns  $0.00  N left  idle
 OUT
   run bash -c "grep -o '\"call\": \"[^\"]*\"' '$FAKE_E2B_DIR/calls.jsonl' | sort | uniq -c | tr -s ' '"
   assert_output " 3 \"call\": \"Sandbox.connect\"
@@ -164,7 +166,7 @@ OUT
   run cr-e2b list --json
   assert_success
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d["sandboxes"][0]))' "$output"
-  assert_output "['branch', 'end_at', 'exit_code', 'idle_seconds', 'limited_until', 'owner', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'started_at', 'state', 'turn', 'turns', 'worker_state']"
+  assert_output "['branch', 'end_at', 'exit_code', 'idle_seconds', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'worker_state']"
 }
 
 @test "list with no workers prints nothing and succeeds" {
@@ -189,6 +191,7 @@ with open(os.path.join(cr, "turns.jsonl"), "w") as records:
         for event in ({"event": "queued", "at": "2026-11-29T10:00:00Z", "prompt": f"queue/{n:06d}.md", "first_line": f"brief {n}"},
                       {"event": "started", "at": "2026-11-29T10:00:01Z", "flag": "--resume", "log_at": 0},
                       {"event": "result", "result": result},
+                      {"event": "spent", "try": 1, "by": "result", "usd": n / 100},
                       {"event": "ended", "at": "2026-11-29T10:00:02Z", "exit": 0, "is_error": False,
                        "denials": len(denials), "log_end": 0}):
             records.write(json.dumps({"turn": n, **event}, separators=(",", ":")) + "\n")
@@ -209,7 +212,7 @@ bytes_down() {
   run cr-e2b status --sandbox sbx1
   assert_success
   assert_output_contains "last turn 1000 ok (exit 0): turn 1000 done"
-  assert_output_contains 'cost      $10.0000'
+  assert_output_contains 'spent     $5005.0000 (no cap)'
   assert_output_contains "denials   100"
   run cr-e2b status --sandbox sbx1 --json
   run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["turns"])' "$output"
@@ -230,9 +233,9 @@ bytes_down() {
   with_history
   echo '{"turn":6,"event":"queued","at":"2026-11-29T10:10:00Z","prompt":"queue/000006.md","first_line":"x"}' >>"$(sandbox_home)/.cr/turns.jsonl"
   echo '{"turn":6,"event":"ended","at":"2026-11-29T10:10:09Z","exit":null,"is_error":null,"denials":0,"log_end":0}' >>"$(sandbox_home)/.cr/turns.jsonl"
-  run cr-e2b status --sandbox sbx1
-  assert_output_contains "last turn 6 lost"
-  assert_output_contains 'cost      $0.1527'
+  run cr-e2b status --sandbox sbx1 --json
+  run python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(d["last_turn"]["state"], d["session_cost_usd"])' "$output"
+  assert_output "lost 0.152688"
 }
 
 @test "status --turns lists every turn, and --json gives them as turn_list" {
