@@ -230,7 +230,7 @@ print(s["spent_usd"], s["max_cost_usd"], s["worker"]["state"], s["last_turn"]["s
   assert_output <<'OUT'
 SANDBOX  PROFILE  BRANCH  TURNS    SPENT        LEFT         STATE
 sbx1     backend  main    2 turns  $0.10/$0.08  N left  over budget: spent $0.1000 of its $0.08 cap (cr-e2b budget --add USD raises it)
-sbx2     docs     main    2 turns  $0.10        N left  idle
+sbx2     docs     main    2 turns  $0.10        N left  no verdict: WORKER stub READY
 2 workers: $0.20 spent of $0.08 in caps (1 uncapped), 1 over budget
 OUT
   run cr-e2b list --json
@@ -238,7 +238,7 @@ OUT
 print(d["totals"])
 print([(r["sandbox_id"], r["spent_usd"], r["max_cost_usd"], r["worker_state"], r["exit_code"]) for r in d["sandboxes"]])' "$output"
   assert_output "{'workers': 2, 'spent_usd': 0.2, 'uncounted': 0, 'max_cost_usd': 0.08, 'capped': 1, 'uncapped': 1, 'over_budget': 1}
-[('sbx2', 0.1, None, 'idle', 0), ('sbx1', 0.1, 0.08, 'over budget', 4)]"
+[('sbx2', 0.1, None, 'no verdict', 8), ('sbx1', 0.1, 0.08, 'over budget', 4)]"
 }
 
 @test "start under a profile that has workers says in one line what they have spent" {

@@ -9,9 +9,11 @@ load test_helper
 #   fleet_worker PROFILE EXIT IS_ERROR LAST_LINE [REASON [DENIED_COMMAND [VERDICT]]]
 # The sandbox id is left in $made.
 fleet_worker() {
-  local home reason=null denials="" verdict=""
+  local home reason=null denials="" verdict="" first=brief
   made=$(python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
-    "profile": sys.argv[1], "repo": "https://h/app.git", "session": "s"}).sandbox_id)' "$1")
+    "profile": sys.argv[1], "repo": sys.argv[2], "session": "s"}).sandbox_id)' "$1" "${FLEET_REPO:-https://h/app.git}")
+  # a verdict line's turn is of an EPIC brief of that epic
+  [[ $4 =~ ^EPIC\ ([^ ]+)\  ]] && first="EPIC ${BASH_REMATCH[1]}: branch claude/${BASH_REMATCH[1]}, scope ., grants -"
   install_runner "$made"
   home=$(sandbox_home "$made")
   [ -n "${5:-}" ] && reason="\"$5\""
@@ -20,7 +22,7 @@ fleet_worker() {
   echo brief >"$home/.cr/queue/000001.md"
   : >"$home/.cr/queue/000001.ended"
   cat >"$home/.cr/turns.jsonl" <<EOF
-{"turn":1,"event":"queued","at":"2026-11-29T10:00:00Z","prompt":"queue/000001.md","first_line":"brief"}
+{"turn":1,"event":"queued","at":"2026-11-29T10:00:00Z","prompt":"queue/000001.md","first_line":"$first"}
 {"turn":1,"event":"started","at":"2026-11-29T10:00:01Z","try":1,"flag":"--session-id","log_at":0}
 {"turn":1,"event":"result","result":{"type":"result","is_error":$3,"result":"done\n$4","total_cost_usd":0.5,"permission_denials":[$denials]}}
 {"turn":1,"event":"spent","try":1,"by":"result","usd":0.5}
@@ -28,6 +30,21 @@ $verdict
 {"turn":1,"event":"ended","at":"2026-11-29T10:00:09Z","exit":$2,"is_error":$3,"denials":0,"reason":$reason,"log_end":0}
 EOF
   sleep 0.01  # started_at orders the rows
+}
+
+# The fleet's repository, which every later fleet_worker is started on: a bare
+# one (make_repo) whose claude/wc-1 is at READY_SHA; ready_worker claims it.
+fleet_repo() {
+  make_repo
+  git -C "$TEST_DIR/src" checkout -q -b claude/wc-1
+  git -C "$TEST_DIR/src" commit -q --allow-empty -m wc-1
+  git -C "$TEST_DIR/src" push -q "$TEST_DIR/origin.git" claude/wc-1
+  READY_SHA=$(git -C "$TEST_DIR/src" rev-parse HEAD)
+  FLEET_REPO=$REPO
+}
+
+ready_worker() {
+  fleet_worker ready 0 false "EPIC wc-1 READY $READY_SHA https://github.com/you/app/pull/7" "" "" "$(verdict ready true)"
 }
 
 # The gate's verdict record: verdict VERDICT OK [REASON...]
@@ -52,11 +69,15 @@ running_turn() {
   echo $! >"$home/.cr/runner.pid"
 }
 
-# The rows, with each sandbox's time left as N.
-rows() { printf '%s\n' "${lines[@]}" | sed -E 's/[0-9]+m[0-9]{2}s left/N left/'; }
+# The rows, with each sandbox's time left as N, the test's directory T and READY_SHA S.
+rows() {
+  printf '%s\n' "${lines[@]}" | sed -E 's/[0-9]+m[0-9]{2}s left/N left/' |
+    sed "s|$TEST_DIR|T|g; s|${READY_SHA:-none}|S|g; s|${READY_SHA:0:7}|S|g"
+}
 
 a_fleet() {
-  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7" "" "" "$(verdict ready true)"
+  fleet_repo
+  ready_worker
   fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
   fleet_worker idle 0 false "WORKER idle READY"
   fleet_worker failed 1 true "API Error: 500"
@@ -92,7 +113,7 @@ assert_output_rows() {
   assert_output <<'OUT'
 sbx14  silence      -  1 turn   $0.50  N left  no verdict: WORKER silence READY
 sbx13  rejected     -  1 turn   $0.50  N left  undelivered: claude/wc-5 is not on origin: push it (and 1 more reason)
-sbx12  unverified   -  1 turn   $0.50  N left  READY: unverified (the verdict gate is off) https://github.com/you/app/pull/9
+sbx12  unverified   -  1 turn   $0.50  N left  undelivered: claude/wc-4 is not on T/origin
 sbx11  silent       -  -        -      N left  unreachable: no answer in 2 s
 sbx10  paused       -  -        -      N left  paused
 sbx9   setup        -  1 turn   $0.50  N left  setup failed: setup failed at step clone: nothing will run
@@ -103,7 +124,7 @@ sbx5   stalled      -  1 turn   $0.50  N left  stalled: stalled: no output for 9
 sbx4   failed       -  1 turn   $0.50  N left  failed: API Error: 500
 sbx3   idle         -  1 turn   $0.50  N left  idle
 sbx2   blocked      -  1 turn   $0.50  N left  BLOCKED: needs the staging key
-sbx1   ready        -  1 turn   $0.50  N left  READY https://github.com/you/app/pull/7
+sbx1   ready        -  1 turn   $0.50  N left  READY certified: claude/wc-1 at S on T/origin https://github.com/you/app/pull/7
 OUT
 }
 
@@ -111,13 +132,13 @@ OUT
   a_fleet
   export CR_E2B_PEEK_SECONDS=2
   run script -qec "cr-e2b list --profile ready --profile blocked --profile stalled --profile idle" /dev/null
-  output=$(printf '%s\n' "${lines[@]}" | tr -d '\r' | sed -E 's/[0-9]+m[0-9]{2}s left/N left/')
+  output=$(rows | tr -d '\r')
   assert_output <<'OUT'
 SANDBOX  PROFILE  BRANCH  TURNS   SPENT  LEFT         STATE
 sbx5     stalled  -       1 turn  $0.50  N left  stalled: stalled: no output for 900 s · done
 sbx2     blocked  -       1 turn  $0.50  N left  BLOCKED: needs the staging key
 sbx3     idle     -       1 turn  $0.50  N left  idle
-sbx1     ready    -       1 turn  $0.50  N left  READY https://github.com/you/app/pull/7
+sbx1     ready    -       1 turn  $0.50  N left  READY certified: claude/wc-1 at S on T/origin https://github.com/you/app/pull/7
 4 workers: $2.00 spent with no caps, 0 over budget
 OUT
 }
@@ -150,8 +171,7 @@ OUT
   a_fleet
   export CR_E2B_PEEK_SECONDS=2
   run cr-e2b list --state blocked --state READY
-  rows | cut -d' ' -f1 | assert_output_lines "sbx12
-sbx2
+  rows | cut -d' ' -f1 | assert_output_lines "sbx2
 sbx1"
 }
 
@@ -167,11 +187,12 @@ assert_output_lines() { output=$(cat); assert_output "$1"; }
   output=$(printf '%s\n' "${lines[@]}" | grep -v '  starting: ' |
     sed -E 's/^[0-9]{2}:[0-9]{2}:[0-9]{2}  //; s/running turn [0-9]+.*/running turn N/' | uniq)
   assert_output "sbx1  backend  running: running turn N
-sbx1  backend  READY https://git.example.com/you/app/pull/1"
+sbx1  backend  READY certified: claude/wc-3-count at $(git -C "$TEST_DIR/origin.git" rev-parse --short=7 claude/wc-3-count) on $TEST_DIR/origin https://git.example.com/you/app/pull/1"
 }
 
 @test "list --watch --until-idle exits with the code wait would give for the worst worker" {
-  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7"
+  fleet_repo
+  ready_worker
   fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
   run cr-e2b list --watch --until-idle --interval 0.1
   assert_failure 5
@@ -201,7 +222,8 @@ sbx1  backend  READY https://git.example.com/you/app/pull/1"
 }
 
 @test "wait on several workers returns the worst outcome, with an entry per worker" {
-  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7"
+  fleet_repo
+  ready_worker
   fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
   run --separate-stderr cr-e2b wait --sandbox sbx1 --sandbox sbx2
   assert_failure 5
@@ -234,7 +256,8 @@ OUT
 }
 
 @test "wait on several workers times out with 6 while one is still busy" {
-  fleet_worker ready 0 false "EPIC wc-1 READY 4b825dc642cb https://github.com/you/app/pull/7"
+  fleet_repo
+  ready_worker
   fleet_worker running 0 false "WORKER running READY"
   running_turn
   run --separate-stderr cr-e2b wait --all --timeout 1 --interval 0.2
@@ -309,7 +332,7 @@ print(sum(isinstance(a, TimeoutError) for a in answers))'
 service = cr_e2b.Service()
 infos = service.workers()
 for _ in range(3):
-    print(cr_e2b.peek_workers(service, infos)[0]["reason"])'
+    print(cr_e2b.peek_workers(service, infos, cr_e2b.Remotes())[0]["reason"])'
   assert_output "no answer in 1 s
 no answer yet to an earlier look
 no answer yet to an earlier look"

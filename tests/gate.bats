@@ -56,7 +56,7 @@ print([(c["command"], c["exit_code"], c["seconds"] is not None) for c in v["chec
   run cr-e2b status --sandbox sbx1
   assert_output_contains "verdict   READY verified in the sandbox: $BRANCH at ${head:0:12} pushed, pull request not checked (not GitHub, or no gh), checks test -s count.txt exit 0 in "
   run cr-e2b list
-  assert_output_contains "READY https://git.example.com/you/app/pull/1"
+  assert_output_contains "READY certified: $BRANCH at ${head:0:7} on $TEST_DIR/origin https://git.example.com/you/app/pull/1"
   run cr-e2b log --sandbox sbx1 --turn 2
   assert_output_contains "    check  test -s count.txt"
   assert_output_contains "--- turn 2 verdict: READY verified, $BRANCH at ${head:0:12}, 1 check passed"
@@ -216,17 +216,24 @@ verdict   none given after 1 block
   assert_output 1  # turn 2's brief, asked for its verdict
 }
 
-@test "--gate-tries 0 turns the gate off: READY is the worker's word, and the views say unverified" {
+@test "--gate-tries 0 turns the gate off: a READY is not checked in the sandbox, only from here" {
   brief false.md "STUB_LAST=EPIC wc-3 READY 1234abcd https://git.example.com/you/app/pull/7"
   gated false.md --gate-tries 0
-  assert_success
+  assert_failure 8
   [ ! -e "$(sandbox_home)/.cr/gate" ]
   [ ! -e "$(sandbox_home)/.cr/settings.json" ]
   [ "$(blocks)" -eq 0 ]
   run cr-e2b list
-  assert_output_contains "READY: unverified (the verdict gate is off) https://git.example.com/you/app/pull/7"
+  assert_output_contains "undelivered: $BRANCH is not on $TEST_DIR/origin"
   run cr-e2b status --sandbox sbx1
-  assert_output_contains "verdict   unverified: the worker's word (the verdict gate is off)"
+  assert_output_contains "verdict   not checked in the sandbox (--gate-tries 0)"
+  delivering_brief ok.md
+  run cr-e2b brief --sandbox sbx1 --brief ok.md
+  wait_idle
+  run cr-e2b wait --sandbox sbx1
+  assert_success
+  run cr-e2b list
+  assert_output_contains "READY certified: $BRANCH at "
 }
 
 @test "where the hook cannot run, the runner checks the verdict after the turn" {
@@ -288,6 +295,11 @@ on_github() { # PR [start options...]
   run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief gh.md --workdir repo "${@:2}"
   assert_success
   wait_idle
+  # what the sandbox's gh said is what GitHub says to the caller, whose git reaches the same origin
+  git config --global url."$REPO".insteadOf https://github.com/you/app.git
+  github_api
+  read -r state head base branch <"$(sandbox_home)/pr" || true
+  [ -z "$state" ] || github_pulls "[$(pull 7 "$branch" "$head" "$state" "$base")]" you/app
   run --separate-stderr cr-e2b wait --sandbox sbx1
 }
 

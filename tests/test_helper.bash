@@ -41,6 +41,7 @@ teardown() {
   for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/queue/*.pid "$TEST_DIR"/sbx/.cr/queue/*.pid; do
     [ -f "$pidfile" ] && kill -KILL -- "-$(cat "$pidfile")" 2>/dev/null
   done
+  [ -f "$TEST_DIR/github.pid" ] && kill "$(cat "$TEST_DIR/github.pid")" 2>/dev/null
   for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/pids; do
     [ -f "$pidfile" ] || continue
     while read -r group; do kill -KILL -- "-$group" 2>/dev/null; done <"$pidfile"
@@ -304,4 +305,37 @@ info = json.load(open(sys.argv[1]))
 info["state"] = "paused"
 json.dump(info, open(sys.argv[1], "w"))
 PY
+}
+
+# GitHub's GraphQL API, stood in for on loopback (tests/fixtures/github_api.py),
+# with GITHUB_TOKEN the token it takes; github_pulls gives acme/demo (or the
+# repository named) its pull requests, a JSON list.
+github_api() {
+  export FAKE_GITHUB_TOKEN="$GITHUB_KEY_VALUE" GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  echo '{"acme/demo": []}' >"$TEST_DIR/github.json"
+  python3 "$FIXTURES/github_api.py" "$TEST_DIR/github.json" "$TEST_DIR/github.log" "$TEST_DIR/github.port" &
+  echo $! >"$TEST_DIR/github.pid"
+  eventually "GitHub's stand-in" test -s "$TEST_DIR/github.port"
+  export CR_E2B_GITHUB_GRAPHQL="http://127.0.0.1:$(cat "$TEST_DIR/github.port")/graphql"
+}
+
+github_pulls() { printf '{"%s": %s}\n' "${2:-acme/demo}" "$1" >"$TEST_DIR/github.json"; }
+
+# A pull request of acme/demo as GitHub's GraphQL gives it: pull NUMBER BRANCH SHA [STATE [BASE [CROSS]]]
+pull() {
+  printf '{"number": %s, "headRefName": "%s", "headRefOid": "%s", "state": "%s", "baseRefName": "%s", "isCrossRepository": %s}' \
+    "$1" "$2" "$3" "${4:-OPEN}" "${5:-main}" "${6:-false}"
+}
+
+# The requests GitHub's stand-in got, an operation name a line.
+github_requests() {
+  [ ! -f "$TEST_DIR/github.log" ] ||
+    python3 -c 'import json,sys; [print(json.loads(l)["op"]) for l in open(sys.argv[1])]' "$TEST_DIR/github.log"
+}
+
+# https://github.com/acme/demo.git is the test's bare repository (make_repo),
+# for every git of this machine's user: what ls-remote and the sandbox's clone reach.
+github_repo() {
+  make_repo
+  git config --global url."$REPO".insteadOf https://github.com/acme/demo.git
 }

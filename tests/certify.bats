@@ -1,0 +1,275 @@
+#!/usr/bin/env bats
+# A READY counts when the real remote and the real pull request say so, asked
+# from the caller's machine: whatever the sandbox holds (records, the gate,
+# origin) its worker can rewrite. The repository is a local bare one that
+# https://github.com/acme/demo.git stands for; GitHub is tests/fixtures/github_api.py.
+
+load test_helper
+
+BRANCH=claude/wc-3-count
+EPIC_BRIEF="EPIC wc-3: branch $BRANCH, scope src/, grants tests/"
+
+# A worker of the fake started on acme/demo, whose turn 2 (of an EPIC brief)
+# ended on LAST_LINE with a verdict record saying the gate passed it, which a
+# worker can write itself: claimed_worker LAST_LINE [METADATA_JSON]. Its id is in $made.
+claimed_worker() {
+  local home
+  made=$(python3 -c 'import json, sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
+    "profile": "backend", "repo": "https://github.com/acme/demo.git", "session": "s", "integration": "main",
+    "prefix": "claude/", "gate_tries": "3", "checks": "[]", "max_cost": "", **json.loads(sys.argv[1])}).sandbox_id)' \
+    "${2:-"{}"}")
+  install_runner "$made"
+  home=$(sandbox_home "$made")
+  echo brief >"$home/.cr/queue/000002.md"
+  : >"$home/.cr/queue/000002.ended"
+  cat >"$home/.cr/turns.jsonl" <<EOF
+{"turn":2,"event":"queued","at":"2026-11-29T10:00:00Z","prompt":"queue/000002.md","first_line":"$EPIC_BRIEF"}
+{"turn":2,"event":"started","at":"2026-11-29T10:00:01Z","try":1,"flag":"--resume","log_at":0}
+{"turn":2,"event":"result","result":{"type":"result","is_error":false,"result":"done\n$1","total_cost_usd":0.5}}
+{"turn":2,"event":"verdict","at":"2026-11-29T10:00:08Z","verdict":"ready","ok":true,"by":"hook","blocks":0,"sha":"","head":"","branch":"$BRANCH","pull_request":"","pr_checked":true,"checks":[],"reasons":[]}
+{"turn":2,"event":"ended","at":"2026-11-29T10:00:09Z","exit":0,"is_error":false,"denials":0,"reason":null,"log_end":0}
+EOF
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+# A commit on BRANCH pushed to the real repository; its sha on stdout.
+pushed() {
+  git -C "$TEST_DIR/src" checkout -q -B "$1" main
+  git -C "$TEST_DIR/src" commit -q --allow-empty -m "work on $1 $(date +%s%N)"
+  git -C "$TEST_DIR/src" push -q -f "$TEST_DIR/origin.git" "$1"
+  git -C "$TEST_DIR/src" rev-parse HEAD
+}
+
+ready() { echo "EPIC wc-3 READY $1 ${2:-https://github.com/acme/demo/pull/12}"; }
+
+@test "a READY the real remote and its pull request show is certified: wait exits 0, list and status say so" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
+  claimed_worker "$(ready "$sha")"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --interval 0.1
+  assert_success
+  [ -z "$stderr" ]
+  run cr-e2b list
+  assert_output_contains "READY certified: #12 at ${sha:0:7} on acme/demo"
+  run cr-e2b status --sandbox "$made"
+  assert_output_contains "remote    READY certified: #12 at ${sha:0:7} on acme/demo"
+  run cr-e2b status --sandbox "$made" --json
+  run python3 -c 'import json, sys; c = json.loads(sys.argv[1])["last_turn"]["certified"]
+print(c["ok"], c["code"], c["repo"], c["branch"], c["pull_request"], c["pr_checked"], c["reasons"])' "$output"
+  assert_output "True 0 acme/demo $BRANCH 12 True []"
+}
+
+@test "a forged verdict record makes no READY of a branch the remote does not have: wait exits 8 and says why" {
+  github_repo
+  github_api
+  github_pulls "[$(pull 12 "$BRANCH" 4b825dc642cb6eb9a060e54bf8d69288fbee4904)]"
+  claimed_worker "$(ready 4b825dc642cb6eb9a060e54bf8d69288fbee4904)"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --interval 0.1
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "turn 2 ended but its work was not delivered: $BRANCH is not on acme/demo"
+  run cr-e2b list
+  assert_output_contains "undelivered: $BRANCH is not on acme/demo"
+}
+
+@test "a READY whose branch is elsewhere at the remote, or outside the prefix, is undelivered" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  pushed "$BRANCH" >/dev/null  # the remote's branch moved on
+  github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
+  claimed_worker "$(ready "$sha")"
+  run cr-e2b list
+  assert_output_contains "undelivered: acme/demo's $BRANCH is at "
+  assert_output_contains ", not at ${sha:0:12} (and 1 more reason)"
+  claimed_worker "$(ready "$sha")" '{"prefix": "bot/"}'
+  run cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  run cr-e2b status --sandbox "$made"
+  assert_output_contains "          $BRANCH is not under the branch prefix bot/"
+}
+
+@test "a READY's pull request must be this repository's, open, not a fork's, from its branch at its sha, against main" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  other=$(printf '%040d' 7)
+  check() { # PULL_REQUEST_JSON URL REASON
+    github_pulls "[$1]"
+    claimed_worker "$(ready "$sha" "$2")"
+    run cr-e2b status --sandbox "$made"
+    assert_output_contains "          $3"
+    run cr-e2b wait --sandbox "$made"
+    assert_failure 8
+  }
+  check "$(pull 12 "$BRANCH" "$sha")" https://github.com/evil/demo/pull/12 \
+    "the pull request https://github.com/evil/demo/pull/12 is not one of acme/demo's"
+  check "$(pull 12 "$BRANCH" "$sha")" https://github.com.evil.example/acme/demo/pull/12 \
+    "the pull request https://github.com.evil.example/acme/demo/pull/12 is not one of acme/demo's"
+  check "$(pull 12 "$BRANCH" "$sha" CLOSED)" https://github.com/acme/demo/pull/12 "pull request #12 is closed, not open"
+  check "$(pull 12 "$BRANCH" "$sha" MERGED)" https://github.com/acme/demo/pull/12 "pull request #12 is merged, not open"
+  check "$(pull 12 "$BRANCH" "$sha" OPEN main true)" https://github.com/acme/demo/pull/12 \
+    "pull request #12 is from a fork, not from acme/demo"
+  check "$(pull 12 claude/other "$sha")" https://github.com/acme/demo/pull/12 \
+    "pull request #12 is from claude/other, not from $BRANCH"
+  check "$(pull 12 "$BRANCH" "$other")" https://github.com/acme/demo/pull/12 \
+    "pull request #12's head is 000000000000, not ${sha:0:12}"
+  check "$(pull 12 "$BRANCH" "$sha" OPEN release)" https://github.com/acme/demo/pull/12 \
+    "pull request #12 is against release, not main"
+  check "$(pull 13 "$BRANCH" "$sha")" https://github.com/acme/demo/pull/12 "acme/demo has no pull request #12"
+}
+
+@test "list asks GitHub once per repository for the whole fleet, and once more for pull requests that are not open" {
+  github_repo
+  github_api
+  for n in 1 2 3; do
+    sha[n]=$(pushed "claude/wc-$n-x")
+  done
+  github_pulls "[$(pull 1 claude/wc-1-x "${sha[1]}"), $(pull 2 claude/wc-2-x "${sha[2]}"), $(pull 3 claude/wc-3-x "${sha[3]}")]"
+  for n in 1 2 3; do
+    EPIC_BRIEF="EPIC wc-$n: branch claude/wc-$n-x, scope ., grants -" \
+      claimed_worker "EPIC wc-$n READY ${sha[n]} https://github.com/acme/demo/pull/$n"
+  done
+  run cr-e2b list
+  assert_success
+  [ "$(grep -c 'READY certified' <<<"$output")" -eq 3 ]
+  run github_requests
+  assert_output "OpenPulls"
+  github_pulls "[$(pull 1 claude/wc-1-x "${sha[1]}" CLOSED), $(pull 2 claude/wc-2-x "${sha[2]}" MERGED), $(pull 3 claude/wc-3-x "${sha[3]}")]"
+  rm "$TEST_DIR/github.log"
+  run cr-e2b list
+  [ "$(grep -c 'READY certified' <<<"$output")" -eq 1 ]
+  run github_requests
+  assert_output "OpenPulls
+Pulls"
+}
+
+@test "without GITHUB_TOKEN or GH_TOKEN a GitHub READY is not certified, and says so; GH_TOKEN serves as well" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
+  claimed_worker "$(ready "$sha")"
+  unset GITHUB_TOKEN
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "GitHub cannot be asked about the pull request: export GITHUB_TOKEN or GH_TOKEN"
+  run github_requests
+  assert_output ""
+  export GH_TOKEN="$GITHUB_KEY_VALUE"
+  run cr-e2b wait --sandbox "$made"
+  assert_success
+  run github_requests
+  assert_output "OpenPulls"
+}
+
+@test "a GitHub that cannot be reached is ridden out for --retry-for, then wait exits 7; list says unconfirmed" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  claimed_worker "$(ready "$sha")"
+  kill "$(cat "$TEST_DIR/github.pid")"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --retry-for 1
+  assert_failure 7
+  output=$stderr
+  assert_output_contains "cannot reach GitHub (127.0.0.1)"
+  run cr-e2b list
+  assert_output_contains "unconfirmed: cannot reach GitHub (127.0.0.1)"
+  run cr-e2b list --json
+  run python3 -c 'import json, sys; print(json.loads(sys.argv[1])["sandboxes"][0]["exit_code"])' "$output"
+  assert_output 7
+}
+
+@test "the caller's token reaches git ls-remote from the environment, never on its command line" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
+  claimed_worker "$(ready "$sha")"
+  cat >"$TEST_DIR/bin/git" <<STUB
+#!/bin/bash
+printf '%s\n' "\$*" >>"$TEST_DIR/git-argv"
+[ "\$CR_E2B_GIT_TOKEN" = "$GITHUB_KEY_VALUE" ] && echo token-in-env >>"$TEST_DIR/git-argv"
+exec /usr/bin/git "\$@"
+STUB
+  chmod +x "$TEST_DIR/bin/git"
+  run cr-e2b wait --sandbox "$made"
+  assert_success
+  run grep -c "$GITHUB_KEY_VALUE" "$TEST_DIR/git-argv"
+  assert_output 0
+  grep -q 'ls-remote --heads -- https://github.com/acme/demo.git' "$TEST_DIR/git-argv"
+  grep -q 'credential.helper=!f() {' "$TEST_DIR/git-argv"
+  grep -qx token-in-env "$TEST_DIR/git-argv"
+}
+
+@test "a worker that replaced the verdict gate has no verdict, never 'gate off': wait exits 8" {
+  cat >forged.md <<EOF
+$EPIC_BRIEF
+STUB_RUN=printf 'exit 0\\n' >"\$HOME/.cr/gate" && git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH
+STUB_SAY=echo "EPIC wc-3 READY \$(git rev-parse HEAD) https://git.example.com/you/app/pull/1"
+EOF
+  start_worker forged.md --check true
+  wait_idle
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --interval 0.1
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "turn 2 ended on a READY that has no verdict: the verdict gate is on, yet the sandbox holds no verdict of it"
+  run cr-e2b list
+  assert_output_contains "no verdict: the verdict gate is on"
+}
+
+@test "a push to a remote the worker set as origin is no delivery, and kill keeps the work the real remote lacks" {
+  cat >elsewhere.md <<EOF
+$EPIC_BRIEF
+STUB_RUN=git init -q --bare "\$HOME/fake.git" && git remote set-url origin "\$HOME/fake.git" && git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH && git fetch -q origin
+STUB_SAY=echo "EPIC wc-3 READY \$(git rev-parse HEAD) https://git.example.com/you/app/pull/1"
+EOF
+  start_worker elsewhere.md --gate-tries 0
+  wait_idle
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --interval 0.1
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "$BRANCH is not on $TEST_DIR/origin"
+  run --separate-stderr cr-e2b kill --sandbox sbx1
+  assert_failure 9
+  assert_one_error_line
+  assert_output_contains "holds work that would be lost: 1 unpushed commit"
+}
+
+@test "a READY verified and certified stays READY when the cap is lowered below the spend with nothing held" {
+  delivering_brief ok.md
+  start_worker ok.md --check true --max-cost 5
+  wait_idle
+  run cr-e2b budget --sandbox sbx1 --max-cost 0.01
+  assert_success
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --interval 0.1
+  assert_success
+  run cr-e2b list
+  assert_output_contains "READY certified: $BRANCH at "
+}
+
+@test "a run that ended with exit 0 and no result is a failed turn in every view" {
+  github_repo
+  claimed_worker "unused"
+  home=$(sandbox_home "$made")
+  sed -i '/"event":"result"/d; /"event":"verdict"/d; s/"is_error":false/"is_error":null/' "$home/.cr/turns.jsonl"
+  run cr-e2b wait --sandbox "$made"
+  assert_failure 4
+  run cr-e2b list
+  assert_output_contains "failed"
+}
+
+@test "a no-break space before EPIC makes a question here as in the sandbox" {
+  printf '\xc2\xa0EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nCount.\n' >nbsp.md
+  run --separate-stderr cr-e2b start "${ok_args[@]/brief.md/nbsp.md}" --check true --dry-run
+  assert_success
+  assert_output_contains ""
+  [[ "$stderr" == *"the brief's first line is not 'EPIC <id>: branch ...'"* ]]
+  printf '\tEPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nCount.\n' >tab.md
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
+  run --separate-stderr cr-e2b start "${ok_args[@]/brief.md/tab.md}" --check true --dry-run
+  [ -z "$stderr" ]
+}
