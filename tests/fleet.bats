@@ -135,8 +135,8 @@ OUT
   output=$(rows | tr -d '\r')
   assert_output <<'OUT'
 SANDBOX  PROFILE  BRANCH  TURNS   SPENT  LEFT         STATE
-sbx5     stalled  -       1 turn  $0.50  N left  stalled: stalled: no output for 900 s · done
 sbx2     blocked  -       1 turn  $0.50  N left  BLOCKED: needs the staging key
+sbx5     stalled  -       1 turn  $0.50  N left  stalled: stalled: no output for 900 s · done
 sbx3     idle     -       1 turn  $0.50  N left  idle
 sbx1     ready    -       1 turn  $0.50  N left  READY certified: claude/wc-1 at S on T/origin https://github.com/you/app/pull/7
 4 workers: $2.00 spent with no caps, 0 over budget
