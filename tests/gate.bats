@@ -71,7 +71,7 @@ print([(c["command"], c["exit_code"], c["seconds"] is not None) for c in v["chec
   feedback | grep -q '^cr-e2b.s verdict gate checked "EPIC wc-3 READY 1234abcd https://git.example.com/you/app/pull/7" in the clone (try 3 of 3) and it does not hold:$'
   run verdict_of
   run field "$output" reasons
-  assert_output "[\"the clone is on main, not on the brief's branch $BRANCH\", \"the verdict's commit 1234abcd is not HEAD ($(git -C "$TEST_DIR/origin.git" rev-parse main))\", \"$BRANCH is not on origin: push it (git push -u origin $BRANCH)\"]"
+  assert_output "[\"the clone is on main, not on the brief's branch $BRANCH\", \"the verdict's commit 1234abcd is not HEAD ($(git -C "$TEST_DIR/origin.git" rev-parse main))\", \"$BRANCH is not on $REPO: push it (git push -u origin $BRANCH)\"]"
   run cr-e2b list
   assert_output_contains "undelivered: the clone is on main, not on the brief's branch $BRANCH (and 2 more reasons)"
   run cr-e2b log --sandbox sbx1 --turn 2
@@ -86,7 +86,7 @@ print([(c["command"], c["exit_code"], c["seconds"] is not None) for c in v["chec
   gated unpushed.md
   assert_success
   [ "$(blocks)" -eq 1 ]
-  feedback | grep -q "^- $BRANCH is not on origin: push it (git push -u origin $BRANCH)$"
+  feedback | grep -qxF -- "- $BRANCH is not on $REPO: push it (git push -u origin $BRANCH)"
   run verdict_of
   run python3 -c 'import json, sys; v = json.loads(sys.argv[1]); print(v["state"], v["ok"], v["blocks"])' "$output"
   assert_output "ok True 1"
@@ -124,7 +124,14 @@ first_reason() { # RUN [SAY [start options...]]
 @test "a READY whose last commit did not reach origin is blocked" {
   first_reason "$COMMIT && $PUSH && echo again >count.txt && git commit -qam again"
   pushed=$(git -C "$TEST_DIR/origin.git" rev-parse "$BRANCH")
-  assert_output "origin's $BRANCH is at ${pushed:0:12}, not at HEAD $(git -C "$(sandbox_home)/repo" rev-parse --short=12 HEAD): push it"
+  assert_output "$BRANCH on $REPO is at ${pushed:0:12}, not at HEAD $(git -C "$(sandbox_home)/repo" rev-parse --short=12 HEAD): push it (git push origin $BRANCH)"
+}
+
+@test "a branch pushed to where origin was pointed, not to the repository start was given, is not verified" {
+  git init -q --bare "$TEST_DIR/elsewhere.git"
+  first_reason "$COMMIT && git remote set-url origin 'file://$TEST_DIR/elsewhere.git' && $PUSH"
+  git -C "$TEST_DIR/elsewhere.git" rev-parse -q --verify "$BRANCH"
+  assert_output "$BRANCH is not on $REPO: push it (git push -u $REPO $BRANCH)"
 }
 
 @test "a READY that names another epic is blocked" {
@@ -268,15 +275,10 @@ grep -q . "$HOME/pr" || { echo "no pull requests found for $3" >&2; exit 1; }
 cat "$HOME/pr"
 STUB
   chmod +x "$TEST_DIR/bin/gh"
-  # git in this sandbox clones the local repository whatever the URL says
-  cat >"$TEST_DIR/bin/git" <<'STUB'
-#!/bin/bash
-[ "$1" = clone ] && set -- clone -q "$LOCAL_ORIGIN" "${!#}"
-exec /usr/bin/git "$@"
-STUB
-  chmod +x "$TEST_DIR/bin/git"
   make_repo
-  export GITHUB_TOKEN="$GITHUB_KEY_VALUE" LOCAL_ORIGIN="$REPO" FAKE_E2B_PASS=CLAUDE_STUB_DIR,LOCAL_ORIGIN
+  # every git in this sandbox, the gate's too, finds github.com/you/app in the local repository
+  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="url.$REPO.insteadOf" GIT_CONFIG_VALUE_0=https://github.com/you/app.git
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE" FAKE_E2B_PASS=CLAUDE_STUB_DIR,GIT_CONFIG_COUNT,GIT_CONFIG_KEY_0,GIT_CONFIG_VALUE_0
 }
 
 # A worker on github.com whose pull request is as PR says (HEAD for the commit).
