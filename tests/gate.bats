@@ -127,6 +127,17 @@ first_reason() { # RUN [SAY [start options...]]
   assert_output "$BRANCH on $REPO is at ${pushed:0:12}, not at HEAD $(git -C "$(sandbox_home)/repo" rev-parse --short=12 HEAD): push it (git push origin $BRANCH)"
 }
 
+@test "a git of the worker's own first on its PATH does not make an unpushed READY hold" {
+  # it answers any ls-remote with HEAD, as if the branch were pushed
+  cat >"$TEST_DIR/own-git" <<STUB
+#!/bin/bash
+for a; do [ "\$a" = ls-remote ] && { printf '%s\trefs/heads/$BRANCH\n' "\$($(command -v git) -C ~/repo rev-parse HEAD)"; exit 0; }; done
+exec $(command -v git) "\$@"
+STUB
+  first_reason "$COMMIT && mkdir -p ~/.local/bin && cp '$TEST_DIR/own-git' ~/.local/bin/git && chmod +x ~/.local/bin/git"
+  assert_output "$BRANCH is not on $REPO: push it (git push -u origin $BRANCH)"
+}
+
 @test "a branch pushed to where origin was pointed, not to the repository start was given, is not verified" {
   git init -q --bare "$TEST_DIR/elsewhere.git"
   first_reason "$COMMIT && git remote set-url origin 'file://$TEST_DIR/elsewhere.git' && $PUSH"
@@ -265,16 +276,21 @@ verdict   none given after 1 block
 }
 
 # A GitHub CLI that answers `gh pr view` with the line in ~/pr (the sandbox
-# user's home): "STATE HEAD_SHA BASE HEAD_BRANCH", as its --jq asks.
+# user's home): "STATE HEAD_SHA BASE HEAD_BRANCH", as its --jq asks. It is in
+# ~/.local/bin of a template's home, where a build puts it, so that a gh of
+# this machine's own is not the one asked.
 gh_stub() {
-  cat >"$TEST_DIR/bin/gh" <<'STUB'
+  local home="$FAKE_E2B_DIR/templates/gh-tools/home"
+  mkdir -p "$home/.local/bin"
+  echo '{"template_id": "tpl-gh-tools", "ready": true}' >"$FAKE_E2B_DIR/templates/gh-tools/template.json"
+  cat >"$home/.local/bin/gh" <<'STUB'
 #!/bin/bash
 [ "$1" = --version ] && { echo "gh version 2.62.0 (stub)"; exit 0; }
 [ "$1 $2" = "pr view" ] || { echo "stub gh: unexpected $*" >&2; exit 2; }
 grep -q . "$HOME/pr" || { echo "no pull requests found for $3" >&2; exit 1; }
 cat "$HOME/pr"
 STUB
-  chmod +x "$TEST_DIR/bin/gh"
+  chmod +x "$home/.local/bin/gh"
   make_repo
   # every git in this sandbox, the gate's too, finds github.com/you/app in the local repository
   export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="url.$REPO.insteadOf" GIT_CONFIG_VALUE_0=https://github.com/you/app.git
@@ -287,7 +303,8 @@ on_github() { # PR [start options...]
   brief gh.md "STUB_RUN=$COMMIT && $PUSH && echo \"$1\" | sed \"s/HEAD/\$(git rev-parse HEAD)/\" >~/pr" \
     'STUB_SAY=echo "EPIC wc-3 READY $(git rev-parse HEAD) https://github.com/you/app/pull/7"'
   with_claude
-  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief gh.md --workdir repo "${@:2}"
+  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief gh.md --workdir repo \
+    --template gh-tools "${@:2}"
   assert_success
   wait_idle
   run --separate-stderr cr-e2b wait --sandbox sbx1
