@@ -81,6 +81,12 @@ print([(c["command"], c["exit_code"], c["seconds"] is not None) for c in v["chec
   assert_output_contains "--- turn 2 undelivered · 1.5 s"
 }
 
+@test "what git says on stderr while the repository answers (its trace here, a redirect's warning live) is not read as the answer" {
+  brief ok.md "STUB_RUN=$COMMIT && $PUSH" "STUB_SAY=$SAY_READY"
+  GIT_TRACE=1 FAKE_E2B_PASS=CLAUDE_STUB_DIR,GIT_TRACE gated ok.md 2>/dev/null
+  assert_success
+}
+
 @test "a READY for a commit that is not pushed is blocked until the worker pushes it, then verified in the same turn" {
   brief unpushed.md "STUB_RUN=$COMMIT" "STUB_SAY=$SAY_READY" "STUB_ON_FEEDBACK=$PUSH"
   gated unpushed.md
