@@ -307,21 +307,43 @@ STUB
 on_github() { # PR [start options...]
   gh_stub
   brief gh.md "STUB_RUN=$COMMIT && $PUSH && echo \"$1\" | sed \"s/HEAD/\$(git rev-parse HEAD)/\" >~/pr" \
-    'STUB_SAY=echo "EPIC wc-3 READY $(git rev-parse HEAD) https://github.com/you/app/pull/7"'
+    "STUB_SAY=echo \"EPIC wc-3 READY \$(git rev-parse HEAD) ${PR_URL:-https://github.com/you/app/pull/7}\""
   with_claude
   run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief gh.md --workdir repo \
-    --template gh-tools "${@:2}"
+    --template "${GH_TEMPLATE:-gh-tools}" "${@:2}"
   assert_success
   wait_idle
   run --separate-stderr cr-e2b wait --sandbox sbx1
 }
 
 @test "on GitHub the pull request must be open, from HEAD on the brief's branch, against the integration branch" {
-  on_github "OPEN HEAD main $BRANCH"
+  PR_URL=https://GitHub.com/you/App/pull/7 on_github "OPEN HEAD main $BRANCH"
   assert_success
   run verdict_of
   run python3 -c 'import json, sys; v = json.loads(sys.argv[1]); print(v["pr_checked"], v["pull_request"])' "$output"
-  assert_output "True https://github.com/you/app/pull/7"
+  assert_output "True https://GitHub.com/you/App/pull/7"
+}
+
+@test "on GitHub a pull request of another repository blocks READY, whatever gh says of it" {
+  PR_URL=https://github.com/someone/app/pull/7 on_github "OPEN HEAD main $BRANCH" --gate-tries 1
+  assert_failure 8
+  run verdict_of
+  run field "$output" reasons
+  assert_output '["the pull request https://github.com/someone/app/pull/7 is not in you/app"]'
+}
+
+@test "on GitHub a sandbox without the GitHub CLI blocks READY rather than take it unchecked" {
+  for dir in /usr/local/bin /usr/bin /bin; do
+    [ ! -x "$dir/gh" ] || skip "this machine has its own $dir/gh"
+  done
+  # setup's pr-tool step cannot download one either
+  printf '#!/bin/sh\necho "curl: (6) Could not resolve host: github.com" >&2\nexit 6\n' >"$TEST_DIR/bin/curl"
+  chmod +x "$TEST_DIR/bin/curl"
+  GH_TEMPLATE=base on_github "OPEN HEAD main $BRANCH" --gate-tries 1
+  assert_failure 8
+  run verdict_of
+  run field "$output" reasons
+  assert_output '["the GitHub CLI is not in the sandbox, so the pull request could not be checked"]'
 }
 
 @test "on GitHub a closed pull request, or one from another commit or against another branch, blocks READY" {
