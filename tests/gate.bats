@@ -447,3 +447,47 @@ False
 False 
 False "
 }
+
+@test "the gate and cr-e2b take the same characters as blank around an EPIC line" {
+  setup_runner
+  mkdir -p "$SBX/.cr/queue"
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.GATE_SCRIPT)' >"$SBX/.cr/gate"
+  printf 'gate_tries 1\n' >"$SBX/.cr/watch"
+  # a sandbox's UTF-8 locale, where glibc counts an em space (not a no-break space) as a space
+  export LC_ALL=C.UTF-8
+  nbsp=$'\xc2\xa0' emsp=$'\xe2\x80\x83'
+  # what the gate makes of turn 2: MESSAGE as its last message, BRIEF's first line
+  judged() { # BRIEF MESSAGE
+    printf '%s\nCount the words.\n' "$1" >"$SBX/.cr/queue/000002.md"
+    rm -f "$SBX"/.cr/queue/000002.{gate,asked,verdict}
+    printf '{"last_assistant_message":"done\\n%s","background_tasks":[]}' "$2" |
+      HOME="$SBX" CR_TURN_BASE="$SBX/.cr/queue/000002" bash "$SBX/.cr/gate" hook >"$TEST_DIR/gate.out"
+    if [ -e "$SBX/.cr/queue/000002.verdict" ]; then echo verdict
+    elif [ -s "$TEST_DIR/gate.out" ]; then echo "asked for a verdict"
+    else echo "not an EPIC brief"; fi
+  }
+  for lead in "$nbsp" "$emsp" $'\t' $'\v\f \r'; do
+    judged "${lead}EPIC wc-3: branch claude/wc-3-x, scope ." "I looked."
+  done >"$TEST_DIR/briefs"
+  run cat "$TEST_DIR/briefs"
+  assert_output "not an EPIC brief
+not an EPIC brief
+asked for a verdict
+asked for a verdict"
+  for lead in "$nbsp" "$emsp" '\t' ' '; do
+    judged "EPIC wc-3: branch claude/wc-3-x" "${lead}EPIC wc-3 BLOCKED needs a key$lead"
+  done >"$TEST_DIR/verdicts"
+  run cat "$TEST_DIR/verdicts"
+  assert_output "asked for a verdict
+asked for a verdict
+verdict
+verdict"
+  # the runner's first line of a brief, as its records keep it
+  printf '%sEPIC wc-3: branch x\n' "$emsp" >"$SBX/.cr/inbox/em.md"
+  printf '\tEPIC wc-3: branch y\n' >"$SBX/.cr/inbox/tab.md"
+  sbx_runner enqueue "$SBX/.cr/inbox/em.md"
+  sbx_runner enqueue "$SBX/.cr/inbox/tab.md"
+  run sed -n 's/.*"first_line":"\([^"]*\)".*/\1/p' "$SBX/.cr/turns.jsonl"
+  assert_output "${emsp}EPIC wc-3: branch x
+EPIC wc-3: branch y"
+}
