@@ -71,6 +71,15 @@ next"
   assert_output "failed ok"
 }
 
+@test "a run of Claude Code that exits 0 without a result ends its turn with that reason" {
+  setup_runner
+  send "quiet STUB_EXIT=0" >/dev/null
+  idle
+  run grep -o '"event":"ended".*"reason":"[^"]*"' "$SBX/.cr/turns.jsonl"
+  assert_output_contains '"exit":0,'
+  assert_output_contains '"reason":"no result: Claude Code ended without one (exit 0)"'
+}
+
 @test "an is_error result counts as a failed turn" {
   setup_runner
   send "STUB_ERROR" >/dev/null
