@@ -177,6 +177,23 @@ STUB
   assert_output "[('grep -q fixed count.txt || { echo \"FAIL test_count\"; echo \"1 failed, 3 passed\"; exit 1; }', 0), ('true', 0)]"
 }
 
+@test "the checks run in a clean checkout of HEAD: a file the worker did not commit is not there" {
+  first_reason "$COMMIT && echo 'echo ok' >lib.sh && echo '. ./lib.sh' >test.sh && git add test.sh && git commit -qm test && $PUSH" \
+    "$SAY_READY" --check 'bash test.sh'
+  assert_output_contains "check \`bash test.sh\` failed (exit 1 after "
+  assert_output_contains "lib.sh: No such file or directory"
+}
+
+@test "the checks' clean checkout has the clone's ignored files, as the project's setup would make them" {
+  brief deps.md "STUB_RUN=$COMMIT && echo deps/ >.gitignore && mkdir deps && echo 'echo dep' >deps/dep.sh && echo 'echo ok' >lib.sh && printf '. ./lib.sh\n. deps/dep.sh\n' >test.sh && git add .gitignore lib.sh test.sh && git commit -qm test && $PUSH" \
+    "STUB_SAY=$SAY_READY"
+  gated deps.md --check 'bash test.sh' --gate-tries 1
+  assert_success
+  run git -C "$(sandbox_home)/repo" worktree list --porcelain
+  assert_output_contains "worktree $(sandbox_home)/repo"
+  refute_output_contains "gate-tree"
+}
+
 @test "a check that runs past --check-timeout is ended and fails" {
   first_reason "$COMMIT && $PUSH" "$SAY_READY" --check 'echo started; sleep 30' --check-timeout 1
   assert_output "check \`echo started; sleep 30\` did not finish within 1 s: started"
