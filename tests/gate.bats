@@ -415,8 +415,10 @@ check_timeout 120"
   run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --dry-run
   assert_success
   [ "$stderr" = "cr-e2b: no project checks: the worker cannot run the project's tests, and its READY is checked without them; give them with --check CMD or \"checks\" in control-room.json" ]
-  grep -q "No check commands were given for this project" <<<"$(PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; print(open(cr_e2b.default_opening_path()).read())')" ||
-    grep -q '<checks>' "$ROOT/opening.md"
+  with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo
+  assert_success
+  grep -q "No check commands were given for this project, so you may not be allowed to run its tests" "$(turn_file 1 md)"
 }
 
 @test "an EPIC brief for github.com without GITHUB_TOKEN warns that the work cannot leave the sandbox" {
