@@ -71,7 +71,7 @@ print([(c["command"], c["exit_code"], c["seconds"] is not None) for c in v["chec
   feedback | grep -q '^cr-e2b.s verdict gate checked "EPIC wc-3 READY 1234abcd https://git.example.com/you/app/pull/7" in the clone (try 3 of 3) and it does not hold:$'
   run verdict_of
   run field "$output" reasons
-  assert_output "[\"the clone is on main, not on the brief's branch $BRANCH\", \"the verdict's commit 1234abcd is not HEAD ($(git -C "$TEST_DIR/origin.git" rev-parse main))\", \"$BRANCH is not on origin: push it (git push -u origin $BRANCH)\"]"
+  assert_output "[\"the clone is on main, not on the brief's branch $BRANCH\", \"the verdict's commit 1234abcd is not HEAD ($(git -C "$TEST_DIR/origin.git" rev-parse main))\", \"$BRANCH is not on $REPO: push it (git push -u origin $BRANCH)\"]"
   run cr-e2b list
   assert_output_contains "undelivered: the clone is on main, not on the brief's branch $BRANCH (and 2 more reasons)"
   run cr-e2b log --sandbox sbx1 --turn 2
@@ -81,12 +81,18 @@ print([(c["command"], c["exit_code"], c["seconds"] is not None) for c in v["chec
   assert_output_contains "--- turn 2 undelivered · 1.5 s"
 }
 
+@test "what git says on stderr while the repository answers (its trace here, a redirect's warning live) is not read as the answer" {
+  brief ok.md "STUB_RUN=$COMMIT && $PUSH" "STUB_SAY=$SAY_READY"
+  GIT_TRACE=1 FAKE_E2B_PASS=CLAUDE_STUB_DIR,GIT_TRACE gated ok.md 2>/dev/null
+  assert_success
+}
+
 @test "a READY for a commit that is not pushed is blocked until the worker pushes it, then verified in the same turn" {
   brief unpushed.md "STUB_RUN=$COMMIT" "STUB_SAY=$SAY_READY" "STUB_ON_FEEDBACK=$PUSH"
   gated unpushed.md
   assert_success
   [ "$(blocks)" -eq 1 ]
-  feedback | grep -q "^- $BRANCH is not on origin: push it (git push -u origin $BRANCH)$"
+  feedback | grep -qxF -- "- $BRANCH is not on $REPO: push it (git push -u origin $BRANCH)"
   run verdict_of
   run python3 -c 'import json, sys; v = json.loads(sys.argv[1]); print(v["state"], v["ok"], v["blocks"])' "$output"
   assert_output "ok True 1"
@@ -124,7 +130,25 @@ first_reason() { # RUN [SAY [start options...]]
 @test "a READY whose last commit did not reach origin is blocked" {
   first_reason "$COMMIT && $PUSH && echo again >count.txt && git commit -qam again"
   pushed=$(git -C "$TEST_DIR/origin.git" rev-parse "$BRANCH")
-  assert_output "origin's $BRANCH is at ${pushed:0:12}, not at HEAD $(git -C "$(sandbox_home)/repo" rev-parse --short=12 HEAD): push it"
+  assert_output "$BRANCH on $REPO is at ${pushed:0:12}, not at HEAD $(git -C "$(sandbox_home)/repo" rev-parse --short=12 HEAD): push it (git push origin $BRANCH)"
+}
+
+@test "a git of the worker's own first on its PATH does not make an unpushed READY hold" {
+  # it answers any ls-remote with HEAD, as if the branch were pushed
+  cat >"$TEST_DIR/own-git" <<STUB
+#!/bin/bash
+for a; do [ "\$a" = ls-remote ] && { printf '%s\trefs/heads/$BRANCH\n' "\$($(command -v git) -C ~/repo rev-parse HEAD)"; exit 0; }; done
+exec $(command -v git) "\$@"
+STUB
+  first_reason "$COMMIT && mkdir -p ~/.local/bin && cp '$TEST_DIR/own-git' ~/.local/bin/git && chmod +x ~/.local/bin/git"
+  assert_output "$BRANCH is not on $REPO: push it (git push -u origin $BRANCH)"
+}
+
+@test "a branch pushed to where origin was pointed, not to the repository start was given, is not verified" {
+  git init -q --bare "$TEST_DIR/elsewhere.git"
+  first_reason "$COMMIT && git remote set-url origin 'file://$TEST_DIR/elsewhere.git' && $PUSH"
+  git -C "$TEST_DIR/elsewhere.git" rev-parse -q --verify "$BRANCH"
+  assert_output "$BRANCH is not on $REPO: push it (git push -u $REPO $BRANCH)"
 }
 
 @test "a READY that names another epic is blocked" {
@@ -151,6 +175,23 @@ first_reason() { # RUN [SAY [start options...]]
   run verdict_of
   run python3 -c 'import json, sys; print([(c["command"], c["exit_code"]) for c in json.loads(sys.argv[1])["checks"]])' "$output"
   assert_output "[('grep -q fixed count.txt || { echo \"FAIL test_count\"; echo \"1 failed, 3 passed\"; exit 1; }', 0), ('true', 0)]"
+}
+
+@test "the checks run in a clean checkout of HEAD: a file the worker did not commit is not there" {
+  first_reason "$COMMIT && echo 'echo ok' >lib.sh && echo '. ./lib.sh' >test.sh && git add test.sh && git commit -qm test && $PUSH" \
+    "$SAY_READY" --check 'bash test.sh'
+  assert_output_contains "check \`bash test.sh\` failed (exit 1 after "
+  assert_output_contains "lib.sh: No such file or directory"
+}
+
+@test "the checks' clean checkout has the clone's ignored files, as the project's setup would make them" {
+  brief deps.md "STUB_RUN=$COMMIT && echo deps/ >.gitignore && mkdir deps && echo 'echo dep' >deps/dep.sh && echo 'echo ok' >lib.sh && printf '. ./lib.sh\n. deps/dep.sh\n' >test.sh && git add .gitignore lib.sh test.sh && git commit -qm test && $PUSH" \
+    "STUB_SAY=$SAY_READY"
+  gated deps.md --check 'bash test.sh' --gate-tries 1
+  assert_success
+  run git -C "$(sandbox_home)/repo" worktree list --porcelain
+  assert_output_contains "worktree $(sandbox_home)/repo"
+  refute_output_contains "gate-tree"
 }
 
 @test "a check that runs past --check-timeout is ended and fails" {
@@ -265,34 +306,35 @@ verdict   none given after 1 block
 }
 
 # A GitHub CLI that answers `gh pr view` with the line in ~/pr (the sandbox
-# user's home): "STATE HEAD_SHA BASE HEAD_BRANCH", as its --jq asks.
+# user's home): "STATE HEAD_SHA BASE HEAD_BRANCH", as its --jq asks. It is in
+# ~/.local/bin of a template's home, where a build puts it, so that a gh of
+# this machine's own is not the one asked.
 gh_stub() {
-  cat >"$TEST_DIR/bin/gh" <<'STUB'
+  local home="$FAKE_E2B_DIR/templates/gh-tools/home"
+  mkdir -p "$home/.local/bin"
+  echo '{"template_id": "tpl-gh-tools", "ready": true}' >"$FAKE_E2B_DIR/templates/gh-tools/template.json"
+  cat >"$home/.local/bin/gh" <<'STUB'
 #!/bin/bash
 [ "$1" = --version ] && { echo "gh version 2.62.0 (stub)"; exit 0; }
 [ "$1 $2" = "pr view" ] || { echo "stub gh: unexpected $*" >&2; exit 2; }
 grep -q . "$HOME/pr" || { echo "no pull requests found for $3" >&2; exit 1; }
 cat "$HOME/pr"
 STUB
-  chmod +x "$TEST_DIR/bin/gh"
-  # git in this sandbox clones the local repository whatever the URL says
-  cat >"$TEST_DIR/bin/git" <<'STUB'
-#!/bin/bash
-[ "$1" = clone ] && set -- clone -q "$LOCAL_ORIGIN" "${!#}"
-exec /usr/bin/git "$@"
-STUB
-  chmod +x "$TEST_DIR/bin/git"
+  chmod +x "$home/.local/bin/gh"
   make_repo
-  export GITHUB_TOKEN="$GITHUB_KEY_VALUE" LOCAL_ORIGIN="$REPO" FAKE_E2B_PASS=CLAUDE_STUB_DIR,LOCAL_ORIGIN
+  # every git in this sandbox, the gate's too, finds github.com/you/app in the local repository
+  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="url.$REPO.insteadOf" GIT_CONFIG_VALUE_0=https://github.com/you/app.git
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE" FAKE_E2B_PASS=CLAUDE_STUB_DIR,GIT_CONFIG_COUNT,GIT_CONFIG_KEY_0,GIT_CONFIG_VALUE_0
 }
 
 # A worker on github.com whose pull request is as PR says (HEAD for the commit).
 on_github() { # PR [start options...]
   gh_stub
   brief gh.md "STUB_RUN=$COMMIT && $PUSH && echo \"$1\" | sed \"s/HEAD/\$(git rev-parse HEAD)/\" >~/pr" \
-    'STUB_SAY=echo "EPIC wc-3 READY $(git rev-parse HEAD) https://github.com/you/app/pull/7"'
+    "STUB_SAY=echo \"EPIC wc-3 READY \$(git rev-parse HEAD) ${PR_URL:-https://github.com/you/app/pull/7}\""
   with_claude
-  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief gh.md --workdir repo "${@:2}"
+  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief gh.md --workdir repo \
+    --template "${GH_TEMPLATE:-gh-tools}" "${@:2}"
   assert_success
   wait_idle
   # what the sandbox's gh said is what GitHub says to the caller, whose git reaches the same origin
@@ -304,11 +346,33 @@ on_github() { # PR [start options...]
 }
 
 @test "on GitHub the pull request must be open, from HEAD on the brief's branch, against the integration branch" {
-  on_github "OPEN HEAD main $BRANCH"
+  PR_URL=https://GitHub.com/you/App/pull/7 on_github "OPEN HEAD main $BRANCH"
   assert_success
   run verdict_of
   run python3 -c 'import json, sys; v = json.loads(sys.argv[1]); print(v["pr_checked"], v["pull_request"])' "$output"
-  assert_output "True https://github.com/you/app/pull/7"
+  assert_output "True https://GitHub.com/you/App/pull/7"
+}
+
+@test "on GitHub a pull request of another repository blocks READY, whatever gh says of it" {
+  PR_URL=https://github.com/someone/app/pull/7 on_github "OPEN HEAD main $BRANCH" --gate-tries 1
+  assert_failure 8
+  run verdict_of
+  run field "$output" reasons
+  assert_output '["the pull request https://github.com/someone/app/pull/7 is not in you/app"]'
+}
+
+@test "on GitHub a sandbox without the GitHub CLI blocks READY rather than take it unchecked" {
+  for dir in /usr/local/bin /usr/bin /bin; do
+    [ ! -x "$dir/gh" ] || skip "this machine has its own $dir/gh"
+  done
+  # setup's pr-tool step cannot download one either
+  printf '#!/bin/sh\necho "curl: (6) Could not resolve host: github.com" >&2\nexit 6\n' >"$TEST_DIR/bin/curl"
+  chmod +x "$TEST_DIR/bin/curl"
+  GH_TEMPLATE=base on_github "OPEN HEAD main $BRANCH" --gate-tries 1
+  assert_failure 8
+  run verdict_of
+  run field "$output" reasons
+  assert_output '["the GitHub CLI is not in the sandbox, so the pull request could not be checked"]'
 }
 
 @test "on GitHub a closed pull request, or one from another commit or against another branch, blocks READY" {
@@ -363,8 +427,10 @@ check_timeout 120"
   run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --dry-run
   assert_success
   [ "$stderr" = "cr-e2b: no project checks: the worker cannot run the project's tests, and its READY is checked without them; give them with --check CMD or \"checks\" in control-room.json" ]
-  grep -q "No check commands were given for this project" <<<"$(PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; print(open(cr_e2b.default_opening_path()).read())')" ||
-    grep -q '<checks>' "$ROOT/opening.md"
+  with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo
+  assert_success
+  grep -q "No check commands were given for this project, so you may not be allowed to run its tests" "$(turn_file 1 md)"
 }
 
 @test "an EPIC brief for github.com without GITHUB_TOKEN warns that the work cannot leave the sandbox" {
@@ -411,4 +477,48 @@ False
 False 
 False 
 False "
+}
+
+@test "the gate and cr-e2b take the same characters as blank around an EPIC line" {
+  setup_runner
+  mkdir -p "$SBX/.cr/queue"
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.GATE_SCRIPT)' >"$SBX/.cr/gate"
+  printf 'gate_tries 1\n' >"$SBX/.cr/watch"
+  # a sandbox's UTF-8 locale, where glibc counts an em space (not a no-break space) as a space
+  export LC_ALL=C.UTF-8
+  nbsp=$'\xc2\xa0' emsp=$'\xe2\x80\x83'
+  # what the gate makes of turn 2: MESSAGE as its last message, BRIEF's first line
+  judged() { # BRIEF MESSAGE
+    printf '%s\nCount the words.\n' "$1" >"$SBX/.cr/queue/000002.md"
+    rm -f "$SBX"/.cr/queue/000002.{gate,asked,verdict}
+    printf '{"last_assistant_message":"done\\n%s","background_tasks":[]}' "$2" |
+      HOME="$SBX" CR_TURN_BASE="$SBX/.cr/queue/000002" bash "$SBX/.cr/gate" hook >"$TEST_DIR/gate.out"
+    if [ -e "$SBX/.cr/queue/000002.verdict" ]; then echo verdict
+    elif [ -s "$TEST_DIR/gate.out" ]; then echo "asked for a verdict"
+    else echo "not an EPIC brief"; fi
+  }
+  for lead in "$nbsp" "$emsp" $'\t' $'\v\f \r'; do
+    judged "${lead}EPIC wc-3: branch claude/wc-3-x, scope ." "I looked."
+  done >"$TEST_DIR/briefs"
+  run cat "$TEST_DIR/briefs"
+  assert_output "not an EPIC brief
+not an EPIC brief
+asked for a verdict
+asked for a verdict"
+  for lead in "$nbsp" "$emsp" '\t' ' '; do
+    judged "EPIC wc-3: branch claude/wc-3-x" "${lead}EPIC wc-3 BLOCKED needs a key$lead"
+  done >"$TEST_DIR/verdicts"
+  run cat "$TEST_DIR/verdicts"
+  assert_output "asked for a verdict
+asked for a verdict
+verdict
+verdict"
+  # the runner's first line of a brief, as its records keep it
+  printf '%sEPIC wc-3: branch x\n' "$emsp" >"$SBX/.cr/inbox/em.md"
+  printf '\tEPIC wc-3: branch y\n' >"$SBX/.cr/inbox/tab.md"
+  sbx_runner enqueue "$SBX/.cr/inbox/em.md"
+  sbx_runner enqueue "$SBX/.cr/inbox/tab.md"
+  run sed -n 's/.*"first_line":"\([^"]*\)".*/\1/p' "$SBX/.cr/turns.jsonl"
+  assert_output "${emsp}EPIC wc-3: branch x
+EPIC wc-3: branch y"
 }

@@ -72,6 +72,15 @@ None"
   none_alive "${lines[@]}"
 }
 
+@test "what a turn leaves running when Claude Code exits, a setsid child too, is ended before the turn ends" {
+  setup_runner
+  send 'leaves STUB_RUN=(setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! >"$CLAUDE_STUB_DIR/left")' >/dev/null
+  idle
+  run cat "$CLAUDE_STUB_DIR/left"
+  assert_success
+  none_alive "$output"
+}
+
 @test "a turn that keeps printing is ended by --turn-limit" {
   setup_runner
   watch turn_idle 2 turn_limit 3

@@ -71,6 +71,15 @@ next"
   assert_output "failed ok"
 }
 
+@test "a run of Claude Code that exits 0 without a result ends its turn with that reason" {
+  setup_runner
+  send "quiet STUB_EXIT=0" >/dev/null
+  idle
+  run grep -o '"event":"ended".*"reason":"[^"]*"' "$SBX/.cr/turns.jsonl"
+  assert_output_contains '"exit":0,'
+  assert_output_contains '"reason":"no result: Claude Code ended without one (exit 0)"'
+}
+
 @test "an is_error result counts as a failed turn" {
   setup_runner
   send "STUB_ERROR" >/dev/null
@@ -255,4 +264,31 @@ OUT
   [ -z "$stderr" ]
   run --separate-stderr sbx_runner range 0 -1 100
   [ -z "$stderr" ]
+}
+
+@test "with CR_REMOTE_HEADS, commits pushed to where origin was pointed count as unpushed, in work and in save's bundle" {
+  setup_runner
+  make_repo
+  rm -rf "$SBX/repo"
+  git clone -q "$REPO" "$SBX/repo"
+  git init -q --bare "$TEST_DIR/elsewhere.git"
+  git -C "$SBX/repo" checkout -q -b claude/x
+  git -C "$SBX/repo" commit -q --allow-empty -m "the work"
+  git -C "$SBX/repo" remote set-url origin "file://$TEST_DIR/elsewhere.git"
+  git -C "$SBX/repo" push -q origin claude/x
+  # the caller's ls-remote of the real repository; the other sha is no commit here
+  export CR_REMOTE_HEADS="$(git -C "$TEST_DIR/origin.git" rev-parse main) 1234567890123456789012345678901234567890"
+  run sbx_runner work
+  assert_output_contains "on_remote "$'\n'
+  sbx_runner work | sed -n 's/^unpushed //p' | base64 -d >"$TEST_DIR/unpushed"
+  run cat "$TEST_DIR/unpushed"
+  assert_output "$(git -C "$SBX/repo" rev-parse HEAD) the work"
+  sbx_runner save >/dev/null
+  run git -C "$SBX/repo" bundle list-heads "$SBX/.cr/save/work.bundle"
+  assert_output_contains "$(git -C "$SBX/repo" rev-parse HEAD) HEAD"
+  # unset, the remote-tracking branches count as the remote, as before
+  unset CR_REMOTE_HEADS
+  run sbx_runner work
+  assert_output_contains "on_remote 1"
+  assert_output_contains "unpushed "$'\n'
 }
