@@ -337,8 +337,8 @@ on_github() { # PR [start options...]
     --template "${GH_TEMPLATE:-gh-tools}" "${@:2}"
   assert_success
   wait_idle
-  # what the sandbox's gh said is what GitHub says to the caller, whose git reaches the same origin
-  git config --global url."$REPO".insteadOf https://github.com/you/app.git
+  # what the sandbox's gh said is what GitHub says to the caller (whose git
+  # reaches the same origin, by the config gh_stub exports)
   github_api
   read -r state head base branch <"$(sandbox_home)/pr" || true
   [ -z "$state" ] || github_pulls "[$(pull 7 "$branch" "$head" "$state" "$base")]" you/app
