@@ -273,3 +273,20 @@ EOF
   run --separate-stderr cr-e2b start "${ok_args[@]/brief.md/tab.md}" --check true --dry-run
   [ -z "$stderr" ]
 }
+
+@test "status names the gate, its checks and the cap start gave, from e2b's metadata, whatever the sandbox's files say" {
+  delivering_brief ok.md
+  start_worker ok.md --check true --gate-tries 2 --max-cost 5
+  wait_idle
+  home=$(sandbox_home)
+  sed -i 's/^gate_tries .*/gate_tries 0/' "$home/.cr/watch"
+  : >"$home/.cr/checks"
+  run cr-e2b budget --sandbox sbx1 --max-cost 7
+  assert_success
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "gate      on, 2 tries; checks true"
+  assert_output_contains " of \$7.00 (started with a \$5.00 cap)"
+  run cr-e2b status --sandbox sbx1 --json
+  run python3 -c 'import json, sys; s = json.loads(sys.argv[1]); print(s["gate_tries"], s["checks"], s["start_max_cost_usd"])' "$output"
+  assert_output "2 ['true'] 5.0"
+}

@@ -16,7 +16,7 @@ setup() {
   export HOME="$TEST_DIR/home" FAKE_E2B_DIR="$TEST_DIR/e2b" CLAUDE_STUB_DIR="$TEST_DIR/claude"
   mkdir -p "$HOME" "$FAKE_E2B_DIR" "$CLAUDE_STUB_DIR" "$TEST_DIR/bin" "$TEST_DIR/work"
   export PYTHONPATH="$FIXTURES" PYTHONDONTWRITEBYTECODE=1 FAKE_E2B_PASS=CLAUDE_STUB_DIR
-  export PATH="$TEST_DIR/bin:$ROOT:$(dirname "$(command -v python3)"):/usr/local/bin:/usr/bin:/bin"
+  export PATH="$TEST_DIR/bin:$ROOT:$(python_dir)$(system_tools)"
   unset E2B_API_KEY ANTHROPIC_API_KEY CLAUDE_CODE_OAUTH_TOKEN GITHUB_TOKEN NO_COLOR CR_E2B_DEBUG
   unset FAKE_E2B_FAIL FAKE_E2B_MAX_TIMEOUT FAKE_E2B_LATENCY_MS
   export E2B_API_KEY="$E2B_KEY_VALUE" ANTHROPIC_API_KEY="$MODEL_KEY_VALUE"
@@ -26,6 +26,26 @@ setup() {
   git config --global init.defaultBranch main
   cd "$TEST_DIR/work" || return 1
   printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nCount the words.\n' >brief.md
+}
+
+# The machine's own tools, each linked into a directory of the test's, less the
+# ones a test puts in place itself when it needs them: a gh, jq or claude of
+# this machine's must not change what a test finds (a setup step that installs
+# gh unless one is there, say).
+system_tools() {
+  local dir
+  mkdir -p "$TEST_DIR/sys"
+  for dir in /usr/local/bin /usr/bin /bin; do cp -sn "$dir"/* "$TEST_DIR/sys/" 2>/dev/null; done
+  rm -f "$TEST_DIR/sys/gh" "$TEST_DIR/sys/jq" "$TEST_DIR/sys/claude"
+  echo "$TEST_DIR/sys"
+}
+
+# The directory of the python3 that has e2b (a virtual environment's), unless
+# it is a system one, whose tools system_tools gives already.
+python_dir() {
+  local dir
+  dir=$(dirname "$(command -v python3)")
+  case $dir in /usr/local/bin | /usr/bin | /bin) ;; *) echo "$dir:" ;; esac
 }
 
 teardown() {
