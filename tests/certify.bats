@@ -181,6 +181,10 @@ Pulls"
   run cr-e2b list --json
   run python3 -c 'import json, sys; print(json.loads(sys.argv[1])["sandboxes"][0]["exit_code"])' "$output"
   assert_output 7
+  run --separate-stderr cr-e2b wait --sandbox "$made" --retry-for 0 --json
+  assert_failure 7
+  run python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(d["outcome"], d["exit_code"], d["last_turn"]["certified"]["code"])' "$output"
+  assert_output "unconfirmed 7 7"
 }
 
 @test "the caller's token reaches git ls-remote from the environment, never on its command line" {
@@ -289,4 +293,36 @@ EOF
   run cr-e2b status --sandbox sbx1 --json
   run python3 -c 'import json, sys; s = json.loads(sys.argv[1]); print(s["gate_tries"], s["checks"], s["start_max_cost_usd"])' "$output"
   assert_output "2 ['true'] 5.0"
+}
+
+@test "status and diff call a branch pushed only when the real remote has it, as kill does" {
+  cat >elsewhere.md <<EOF2
+$EPIC_BRIEF
+STUB_RUN=git init -q --bare "\$HOME/fake.git" && git remote set-url origin "\$HOME/fake.git" && git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH && git fetch -q origin
+STUB_SAY=echo "EPIC wc-3 READY \$(git rev-parse HEAD) https://git.example.com/you/app/pull/1"
+EOF2
+  start_worker elsewhere.md --gate-tries 0
+  wait_idle
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "work      $BRANCH, not pushed, 1 unpushed commit"
+  run cr-e2b diff --sandbox sbx1
+  assert_output_contains "branch    $BRANCH, not pushed"
+  assert_output_contains "unpushed  1 commit"
+}
+
+@test "log's last word on a READY is what the real remote says of it now, as status and wait say" {
+  printf '%s\nSTUB_LAST=EPIC wc-3 READY 1234abcd https://git.example.com/you/app/pull/7\n' "$EPIC_BRIEF" >false.md
+  start_worker false.md --gate-tries 0
+  wait_idle
+  run cr-e2b log --sandbox sbx1
+  assert_success
+  [ "${lines[-1]}" = "--- turn 2 undelivered: $BRANCH is not on $TEST_DIR/origin (asked of the remote now)" ]
+  delivering_brief ok.md
+  run cr-e2b brief --sandbox sbx1 --brief ok.md
+  wait_idle
+  run cr-e2b log --sandbox sbx1
+  head=$(git -C "$TEST_DIR/origin.git" rev-parse --short=7 "$BRANCH")
+  [ "${lines[-1]}" = "--- turn 3 READY certified: $BRANCH at $head on $TEST_DIR/origin (asked of the remote now)" ]
+  run cr-e2b log --sandbox sbx1 --raw
+  refute_output_contains "asked of the remote now"
 }
