@@ -326,3 +326,55 @@ EOF2
   run cr-e2b log --sandbox sbx1 --raw
   refute_output_contains "asked of the remote now"
 }
+
+# The watch's record of turn 2's pull request: ci_record STATE [ROUND [FAILING_JSON]]
+ci_record() {
+  printf '{"turn":2,"event":"ci","at":"2026-11-29T10:01:00Z","state":"%s","head":"x","pr":"u","round":%s,"rounds":3,"failing":%s,"queued":null}\n' \
+    "$1" "${2:-0}" "${3:-[]}" >>"$(sandbox_home "$made")/.cr/turns.jsonl"
+}
+
+@test "wait 0 means green: a certified READY's pull request is waited for, and green is GitHub's word, not the sandbox's" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS)]"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
+  ci_record green
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_success
+  run cr-e2b list
+  assert_output_contains "READY certified: #12 at ${sha:0:7} on acme/demo, green"
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false FAILURE)]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "turn 2's READY is certified, but its pull request is not green"
+}
+
+@test "a pull request red after its rounds is ci red, 8, naming the checks; one whose checks run keeps wait waiting" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false FAILURE)]"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
+  ci_record red 2 '["test", "lint"]'
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  run cr-e2b list
+  assert_output_contains "ci red: #12 red after 2/3 rounds: test, lint"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
+  ci_record watching
+  home=$(sandbox_home "$made")
+  bash -c 'exec -a "ci watch" sleep 30' &
+  echo $! >"$home/.cr/ci.pid"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --timeout 2 --interval 0.2
+  assert_failure 6
+  assert_output_contains ""
+  [[ "$stderr" == *"still busy after 2 s: #12: certified, its checks running"* ]]
+  run cr-e2b list
+  assert_output_contains "watching: #12: certified, its checks running"
+  kill "$(cat "$home/.cr/ci.pid")"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  [[ "$stderr" == *"#12 lost its watch before its checks settled"* ]]
+}

@@ -71,7 +71,7 @@ OUT
   assert_output "{\"CR_PROFILE\": \"backend\", \"DISABLE_AUTOUPDATER\": \"1\", \"CLAUDE_CODE_DISABLE_AGENT_VIEW\": \"1\", \"ANTHROPIC_API_KEY\": \"$MODEL_KEY_VALUE\"}"
   session=$(session_of)
   run call_field Sandbox.create metadata
-  assert_output "{\"cr-e2b\": \"1\", \"profile\": \"backend\", \"repo\": \"$REPO\", \"session\": \"$session\", \"integration\": \"main\", \"prefix\": \"claude/\", \"secret_names\": \"ANTHROPIC_API_KEY\", \"owner\": \"test@example.com\"}"
+  assert_output "{\"cr-e2b\": \"1\", \"profile\": \"backend\", \"repo\": \"$REPO\", \"session\": \"$session\", \"integration\": \"main\", \"prefix\": \"claude/\", \"secret_names\": \"ANTHROPIC_API_KEY\", \"owner\": \"test@example.com\", \"gate_tries\": \"3\", \"ci_rounds\": \"0\", \"checks\": \"[]\", \"max_cost\": \"\"}"
   run call_field Sandbox.create timeout
   assert_output 3600
 }
@@ -302,7 +302,7 @@ OUT
   no_sdk_calls
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
   assert_output "git-identity clone install queue launch
-15"
+17"
 }
 
 @test "start without E2B_API_KEY exits 2 before any SDK call" {
@@ -443,7 +443,7 @@ OUT
   assert_output_contains "SANDBOX  PROFILE  BRANCH             TURNS    SPENT  LEFT         STATE"
   assert_output_contains "1 worker: \$0.10 spent with no caps, 0 over budget"
   run script -qec "cr-e2b wait --sandbox sbx1" /dev/null
-  assert_output_contains "turn 2 READY, verified: EPIC wc-3 READY "
+  assert_output_contains "turn 2 READY certified: claude/wc-3-count at "
   run script -qec "cr-e2b kill --sandbox sbx1" /dev/null
   assert_output_contains "killed sandbox sbx1"
   run cr-e2b list
@@ -470,7 +470,7 @@ cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.co
 
 @test "control-room.json with an unknown key, or nested too deep, is one line and exit 2, naming the nearest key; doctor says so too" {
   printf '{"integration_brnach": "develop"}\n' >control-room.json
-  rejects "control-room.json has an unknown key 'integration_brnach': did you mean 'integration_branch'? (known: integration_branch, branch_prefix, profile_variable, setup, checks, gate_tries, check_timeout, max_cost, template)" "${ok_args[@]}"
+  rejects "control-room.json has an unknown key 'integration_brnach': did you mean 'integration_branch'? (known: integration_branch, branch_prefix, profile_variable, setup, checks, gate_tries, check_timeout, max_cost, template, ci_rounds, ci_poll, ci_settle, ci_timeout)" "${ok_args[@]}"
   printf '{"integration": "develop"}\n' >control-room.json
   rejects "unknown key 'integration': did you mean 'integration_branch'?" "${ok_args[@]}"
   python3 -c 'import sys; n = 100000; sys.stdout.write("{\"setup\": " + "[" * n + "]" * n + "}")' >control-room.json

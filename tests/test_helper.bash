@@ -54,7 +54,8 @@ teardown() {
   local pidfile group
   # a stub still held by a failed test would keep its runner alive
   [ -p "$CLAUDE_STUB_DIR/fifo" ] && timeout 1 bash -c 'echo go >"$1"' _ "$CLAUDE_STUB_DIR/fifo"
-  for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/runner.pid "$TEST_DIR"/sbx/.cr/runner.pid; do
+  for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/runner.pid "$TEST_DIR"/sbx/.cr/runner.pid \
+    "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/ci.pid "$TEST_DIR"/sbx/.cr/ci.pid; do
     [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
   done
   # each turn's Claude Code leads a process group of its own
@@ -341,10 +342,13 @@ github_api() {
 
 github_pulls() { printf '{"%s": %s}\n' "${2:-acme/demo}" "$1" >"$TEST_DIR/github.json"; }
 
-# A pull request of acme/demo as GitHub's GraphQL gives it: pull NUMBER BRANCH SHA [STATE [BASE [CROSS]]]
+# A pull request of acme/demo as GitHub's GraphQL gives it, with its head's
+# checks (a statusCheckRollup state; none without): pull NUMBER BRANCH SHA [STATE [BASE [CROSS [CHECKS]]]]
 pull() {
-  printf '{"number": %s, "headRefName": "%s", "headRefOid": "%s", "state": "%s", "baseRefName": "%s", "isCrossRepository": %s}' \
-    "$1" "$2" "$3" "${4:-OPEN}" "${5:-main}" "${6:-false}"
+  local rollup=null
+  [ -z "${7:-}" ] || rollup="{\"state\": \"$7\"}"
+  printf '{"number": %s, "headRefName": "%s", "headRefOid": "%s", "state": "%s", "baseRefName": "%s", "isCrossRepository": %s, "commits": {"nodes": [{"commit": {"oid": "%s", "statusCheckRollup": %s}}]}}' \
+    "$1" "$2" "$3" "${4:-OPEN}" "${5:-main}" "${6:-false}" "$3" "$rollup"
 }
 
 # The requests GitHub's stand-in got, an operation name a line.
