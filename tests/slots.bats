@@ -96,3 +96,29 @@ sandboxes() { ls "$FAKE_E2B_DIR/sandboxes" | tr '\n' ' '; }
   assert_output "cr-e2b: interrupted (SIGTERM) while waiting for a sandbox slot; no sandbox was made"
   [ "$(sandboxes)" = "sbx1 " ]
 }
+
+@test "fork --count at the cap makes the copies that fit and names the rest, exit 7" {
+  export FAKE_E2B_MAX_RUNNING=2
+  make_sandbox
+  run --separate-stderr cr-e2b fork --sandbox sbx1 --count 3
+  assert_failure 7
+  assert_output "copy 1  sbx2  idle
+copy 2  -  failed: e2b's limit of 2 running sandboxes is reached (2 of them yours); fork --queue SECONDS waits for a slot
+copy 3  -  failed: e2b's limit of 2 running sandboxes is reached (2 of them yours); fork --queue SECONDS waits for a slot"
+  [ "$(sandboxes)" = "sbx1 sbx2 " ]
+}
+
+@test "fork --count --queue waits for slots for the copies that did not fit" {
+  export FAKE_E2B_MAX_RUNNING=2
+  make_sandbox
+  cr-e2b fork --sandbox sbx1 --count 2 --queue 120 >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+  pid=$!
+  eventually "the waiting line" grep -q "waiting for a sandbox slot: 2 of 2 running (2 yours)" "$TEST_DIR/err"
+  pause_sandbox sbx2
+  status=0
+  wait "$pid" || status=$?
+  output=$(cat "$TEST_DIR/out")
+  assert_success
+  assert_output "copy 1  sbx2  idle
+copy 2  sbx3  idle"
+}
