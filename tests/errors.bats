@@ -27,7 +27,7 @@ load test_helper
 
 @test "a rate limit is one line and exit 7, to try again later" {
   export FAKE_E2B_FAIL=ratelimit
-  run --separate-stderr cr-e2b start --repo https://h/r.git --profile backend --brief brief.md --check true
+  run --separate-stderr cr-e2b list
   assert_failure 7
   assert_one_error_line
   assert_output_contains "rate limiting or busy; try again later"

@@ -470,7 +470,7 @@ cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.co
 
 @test "control-room.json with an unknown key, or nested too deep, is one line and exit 2, naming the nearest key; doctor says so too" {
   printf '{"integration_brnach": "develop"}\n' >control-room.json
-  rejects "control-room.json has an unknown key 'integration_brnach': did you mean 'integration_branch'? (known: integration_branch, branch_prefix, profile_variable, setup, checks, gate_tries, check_timeout, max_cost, template, ci_rounds, ci_poll, ci_settle, ci_timeout)" "${ok_args[@]}"
+  rejects "control-room.json has an unknown key 'integration_brnach': did you mean 'integration_branch'? (known: integration_branch, branch_prefix, profile_variable, setup, checks, gate_tries, check_timeout, max_cost, template, queue, ci_rounds, ci_poll, ci_settle, ci_timeout)" "${ok_args[@]}"
   printf '{"integration": "develop"}\n' >control-room.json
   rejects "unknown key 'integration': did you mean 'integration_branch'?" "${ok_args[@]}"
   python3 -c 'import sys; n = 100000; sys.stdout.write("{\"setup\": " + "[" * n + "]" * n + "}")' >control-room.json
