@@ -147,6 +147,15 @@ Sandbox.connect"
   no_sdk_calls
 }
 
+@test "a brief holding a key's value is refused, exit 2, before any call, and queues nothing" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nuse %s\n' "$MODEL_KEY_VALUE" >leak.md
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief leak.md
+  assert_failure 2
+  assert_one_error_line
+  assert_output "cr-e2b: the brief holds the value of a secret; write its name (\$NAME) instead: the sandbox's environment has the variable (--env NAME forwards one)"
+  no_sdk_calls
+}
+
 wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
 
 @test "wait exits 0 when the last turn delivered a READY the gate verified" {

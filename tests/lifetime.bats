@@ -249,6 +249,15 @@ OUT
   no_sdk_calls
 }
 
+@test "fork --brief holding a key's value is refused, exit 2, before any call" {
+  printf 'and use %s\n' "$MODEL_KEY_VALUE" >leak.md
+  run --separate-stderr cr-e2b fork --sandbox sbx1 --brief leak.md
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "cr-e2b: the brief holds"
+  no_sdk_calls
+}
+
 # start, in the background, stopped by a signal once the fake shows it is at
 # a given point; records the exit status, the time it took and its stderr.
 start_then_signal() { # signal marker-command start-options...
