@@ -133,8 +133,7 @@ queued as turn 3, 0 ahead of it"
   assert_failure 3
   assert_output_contains "cr-e2b: no such sandbox: sbx1 (unknown, expired or killed)"
   run calls
-  assert_output "Sandbox.get_info
-Sandbox.connect"
+  assert_output "Sandbox.get_info"
 }
 
 @test "brief with an unreadable or empty file exits 2 before any call" {
