@@ -189,6 +189,17 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
   assert_output_contains "still busy after 1 s: running turn"
 }
 
+@test "wait --timeout bounds the verb's whole time, within a second, when e2b is slow to answer" {
+  make_sandbox
+  export FAKE_E2B_LATENCY_MS=1500
+  began=$(date +%s%N)
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --timeout 2
+  took_ms=$((($(date +%s%N) - began) / 1000000))
+  assert_failure 6
+  [ "$took_ms" -lt 3000 ] || { echo "took $took_ms ms" >&2; return 1; }
+  [ "$stderr" = "cr-e2b: sandbox sbx1: still busy after 2 s: it had not answered yet" ]
+}
+
 @test "wait exits 3 when the sandbox is gone" {
   run --separate-stderr cr-e2b wait --sandbox sbx1 --interval 0.2
   assert_failure 3
