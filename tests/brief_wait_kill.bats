@@ -133,8 +133,7 @@ queued as turn 3, 0 ahead of it"
   assert_failure 3
   assert_output_contains "cr-e2b: no such sandbox: sbx1 (unknown, expired or killed)"
   run calls
-  assert_output "Sandbox.get_info
-Sandbox.connect"
+  assert_output "Sandbox.get_info"
 }
 
 @test "brief with an unreadable or empty file exits 2 before any call" {
@@ -144,6 +143,15 @@ Sandbox.connect"
   : >empty.md
   run cr-e2b brief --sandbox sbx1 --brief empty.md
   assert_failure 2
+  no_sdk_calls
+}
+
+@test "a brief holding a key's value is refused, exit 2, before any call, and queues nothing" {
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nuse %s\n' "$MODEL_KEY_VALUE" >leak.md
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief leak.md
+  assert_failure 2
+  assert_one_error_line
+  assert_output "cr-e2b: the brief holds the value of a secret; write its name (\$NAME) instead: the sandbox's environment has the variable (--env NAME forwards one)"
   no_sdk_calls
 }
 
@@ -179,6 +187,17 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
   wait_for --timeout 1
   assert_failure 6
   assert_output_contains "still busy after 1 s: running turn"
+}
+
+@test "wait --timeout bounds the verb's whole time, within a second, when e2b is slow to answer" {
+  make_sandbox
+  export FAKE_E2B_LATENCY_MS=1500
+  began=$(date +%s%N)
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --timeout 2
+  took_ms=$((($(date +%s%N) - began) / 1000000))
+  assert_failure 6
+  [ "$took_ms" -lt 3000 ] || { echo "took $took_ms ms" >&2; return 1; }
+  [ "$stderr" = "cr-e2b: sandbox sbx1: still busy after 2 s: it had not answered yet" ]
 }
 
 @test "wait exits 3 when the sandbox is gone" {

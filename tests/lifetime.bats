@@ -104,16 +104,41 @@ PY
   [ "$output" -ge 1790 ]
 }
 
-@test "log, wait and diff never shorten a paused sandbox's life when they resume it" {
+@test "log, diff, wait, budget and cancel of a paused sandbox keep its time left and pause it again, saying so" {
   make_sandbox
   deadline_in 1800
-  for verb in log wait diff; do
+  # asked beside the connect that resumes it, the state would come back running
+  export FAKE_E2B_SLOW=Sandbox.get_info:0.5
+  for verb in log diff wait budget cancel; do
     pause_sandbox
-    run cr-e2b "$verb" --sandbox sbx1
-    [ "$(sandbox_state)" = running ]
+    run --separate-stderr cr-e2b "$verb" --sandbox sbx1
+    [[ "$stderr" == "cr-e2b: sandbox sbx1 was paused: resumed for this look, its time left kept, and paused again"* ]]
+    [ "$(sandbox_state)" = paused ] || { echo "$verb left it $(sandbox_state)" >&2; return 1; }
     run seconds_left
     [ "$output" -ge 1790 ] || { echo "$verb left $output s" >&2; return 1; }
   done
+  run call_field Sandbox.connect timeout
+  [ "${#lines[@]}" -eq 5 ]
+  [ "$(grep -cvE '^1[78][0-9]{2}$' <<<"$output")" -eq 0 ]  # each resume asked for the time it had
+}
+
+@test "brief and resume of a paused sandbox carry it on with its time left, even when e2b is slow to tell its state" {
+  make_sandbox
+  deadline_in 1800
+  export FAKE_E2B_SLOW=Sandbox.get_info:0.5
+  pause_sandbox
+  echo 'a question' >q.md
+  run cr-e2b brief --sandbox sbx1 --brief q.md
+  assert_success
+  [ "$(sandbox_state)" = running ]
+  run seconds_left
+  [ "$output" -ge 1790 ]
+  pause_sandbox
+  run cr-e2b resume --sandbox sbx1
+  assert_success
+  [ "$(sandbox_state)" = running ]
+  run seconds_left
+  [ "$output" -ge 1790 ]
 }
 
 @test "a paused sandbox whose time ran out is resumed with e2b's least, 300 s" {
@@ -121,10 +146,8 @@ PY
   deadline_in 0
   pause_sandbox
   run cr-e2b log --sandbox sbx1
-  run call_field Sandbox.set_timeout timeout
+  run call_field Sandbox.connect timeout
   assert_output 300
-  run seconds_left
-  [ "$output" -ge 295 ]
 }
 
 @test "reconnecting to a running sandbox asks for no more life than it has" {
@@ -246,6 +269,15 @@ OUT
   assert_output "cr-e2b: --count is at most 20 (e2b's limit): 21"
   run cr-e2b fork --sandbox sbx1 --brief missing.md
   assert_failure 2
+  no_sdk_calls
+}
+
+@test "fork --brief holding a key's value is refused, exit 2, before any call" {
+  printf 'and use %s\n' "$MODEL_KEY_VALUE" >leak.md
+  run --separate-stderr cr-e2b fork --sandbox sbx1 --brief leak.md
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "cr-e2b: the brief holds"
   no_sdk_calls
 }
 
