@@ -33,7 +33,7 @@ target() { printf '%s\n%s\n%s\n%s\n' "$1" "$URL" "$SBX/.cr/queue/$(printf %06d "
 # The pull request as gh gives it: pr HEAD CHECKS_JSON [REVIEWS_JSON [COMMENTS_JSON [STATE]]]
 pr() {
   printf '{"state": "%s", "headRefOid": "%s", "statusCheckRollup": %s, "reviews": %s, "comments": %s}\n' \
-    "${6:-OPEN}" "$1" "$2" "${3:-[]}" "${4:-[]}" >"$SBX/pr.json"
+    "${5:-OPEN}" "$1" "$2" "${3:-[]}" "${4:-[]}" >"$SBX/pr.json"
 }
 
 check() { # NAME STATUS CONCLUSION [RUN JOB]
