@@ -96,6 +96,20 @@ False
 OUT
 }
 
+@test "a worker that prints its MCP gateway's token shows it masked to every later verb that reads it" {
+  printf 'Show the gateway.\nSTUB_SAY=cat ~/.cr/mcp-gateway.json\n' >show.md
+  start_worker show.md --mcp 'exa={}'
+  wait_idle
+  run cr-e2b log --sandbox sbx1
+  assert_success
+  assert_output_contains 'Bearer [redacted]'
+  refute_output_contains mcp-token-sbx1
+  run cr-e2b status --sandbox sbx1
+  refute_output_contains mcp-token-sbx1
+  run cr-e2b list
+  refute_output_contains mcp-token-sbx1
+}
+
 @test "an MCP configuration file and an appended system prompt are shipped as files and named by flag" {
   printf '{"mcpServers": {"docs": {"type": "http", "url": "https://docs.example.com/mcp"}}}\n' >servers.json
   printf 'Our staging database is read-only.\n' >context.md
