@@ -210,16 +210,35 @@ commands.run
 OUT
   wait_idle sbx2
   wait_idle sbx3
-  run bash -c 'for c in $(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 2); do sed -n 2,3p "$c/argv" | tr "\n" " "; tail -n 1 "$c/stdin"; done'
-  assert_output "--resume $session You are copy 1 of 2, forked from sandbox sbx1; the other copies work on this same brief. Push your work to the brief's branch name followed by \`-copy1\`, open your own pull request from it, and use that branch in your READY line.
---resume $session You are copy 2 of 2, forked from sandbox sbx1; the other copies work on this same brief. Push your work to the brief's branch name followed by \`-copy2\`, open your own pull request from it, and use that branch in your READY line."
   last=$(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 1)
+  run bash -c 'for c in $(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 2); do sed -n 2,3p "$c/argv" | tr "\n" " "; tail -n 1 "$c/stdin"; done'
+  assert_output "--resume $session This sandbox is copy 1 of sbx1, whose other copies have the same history. Push this brief's work to \`claude/wc-7-try-copy1\` (the brief's branch followed by \`-copy1\`), open your own pull request from it, and use that branch in your READY line.
+--resume $session This sandbox is copy 2 of sbx1, whose other copies have the same history. Push this brief's work to \`claude/wc-7-try-copy2\` (the brief's branch followed by \`-copy2\`), open your own pull request from it, and use that branch in your READY line."
+  grep -q "^You are copy 2 of 2, forked from sandbox sbx1; the other copies work on this same brief.$" "$last/stdin"
   head -c "$(wc -c <try.md)" "$last/stdin" | cmp - try.md
   run cr-e2b status --sandbox sbx3
   assert_output_contains "fork      copy 2 of sbx1"
 }
 
-@test "fork refuses while a turn runs, with exit 9 as kill's refusal, and --force forks anyway in one call" {
+@test "a copy forked without a brief is marked, and each later EPIC brief it is given names the copy's own branch" {
+  start_worker
+  wait_idle
+  run cr-e2b fork --sandbox sbx1 --count 2
+  assert_success
+  assert_output "copy 1  sbx2  idle
+copy 2  sbx3  idle"
+  run cr-e2b status --sandbox sbx3
+  assert_output_contains "fork      copy 2 of sbx1"
+  run cr-e2b brief --sandbox sbx3 --brief brief.md
+  assert_success
+  wait_idle sbx3
+  last=$(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 1)
+  grep -q 'Push this brief.s work to `claude/wc-3-count-copy2`' "$last/stdin"
+  run cr-e2b status --sandbox sbx2
+  assert_output_contains "fork      copy 1 of sbx1"
+}
+
+@test "fork refuses while a turn runs, with exit 9 as kill's refusal, and --force forks anyway without looking first" {
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=5\n' >slow.md
   start_worker slow.md
   turn_ended 1
@@ -235,7 +254,8 @@ OUT
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["parent"], [(c["copy"], c["sandbox_id"], c["parent"], c["turn"], c["error"]) for c in d["copies"]])' "$output"
   assert_output "sbx1 [(1, 'sbx2', 'sbx1', None, None)]"
   run calls
-  assert_output Sandbox.fork
+  assert_output "Sandbox.fork
+commands.run"
   run call_field Sandbox.fork timeout
   assert_output 3600
 }
