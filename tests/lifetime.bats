@@ -238,6 +238,46 @@ copy 2  sbx3  idle"
   assert_output_contains "fork      copy 1 of sbx1"
 }
 
+@test "a fork of an MCP worker gives each copy its own gateway's address" {
+  start_worker brief.md --mcp 'exa={}'
+  wait_idle
+  run cr-e2b fork --sandbox sbx1 --count 2
+  assert_success
+  run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mcpServers"]["e2b-mcp-gateway"]["url"])' \
+    "$(sandbox_home sbx3)/.cr/mcp-gateway.json"
+  assert_output https://50005-sbx3.e2b.app/mcp
+  run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mcpServers"]["e2b-mcp-gateway"]["url"])' \
+    "$(sandbox_home sbx2)/.cr/mcp-gateway.json"
+  assert_output https://50005-sbx2.e2b.app/mcp
+}
+
+@test "a copy e2b did not make is named as that copy, and fork exits with the worst of the copies' codes" {
+  start_worker
+  wait_idle
+  FAKE_E2B_FAIL=fork-copy:2 run cr-e2b fork --sandbox sbx1 --count 2
+  assert_failure 7
+  assert_output_contains "copy 1  sbx2  idle"
+  assert_output_contains "copy 2  -  failed: e2b did not make it: e2b is rate limiting or busy; try again later"
+  refute_output_contains "no such sandbox"
+  FAKE_E2B_FAIL=fork-copy:1,fork-copy:2 run cr-e2b fork --sandbox sbx1 --count 2 --json
+  assert_failure 7
+  run python3 -c 'import json,sys; print([(c["copy"], c["sandbox_id"]) for c in json.loads(sys.argv[1])["copies"]])' "$output"
+  assert_output "[(1, None), (2, None)]"
+}
+
+@test "a fork of a paused worker leaves it paused, as it was found" {
+  start_worker
+  wait_idle
+  pause_sandbox sbx1
+  run cr-e2b fork --sandbox sbx1
+  assert_success
+  assert_output_contains "sandbox sbx1 is paused again, as it was"
+  run sandbox_state sbx1
+  assert_output paused
+  run sandbox_state sbx2
+  assert_output running
+}
+
 @test "fork refuses while a turn runs, with exit 9 as kill's refusal, and --force forks anyway without looking first" {
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=5\n' >slow.md
   start_worker slow.md
@@ -254,7 +294,8 @@ copy 2  sbx3  idle"
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["parent"], [(c["copy"], c["sandbox_id"], c["parent"], c["turn"], c["error"]) for c in d["copies"]])' "$output"
   assert_output "sbx1 [(1, 'sbx2', 'sbx1', None, None)]"
   run calls
-  assert_output "Sandbox.fork
+  assert_output "Sandbox.get_info
+Sandbox.fork
 commands.run"
   run call_field Sandbox.fork timeout
   assert_output 3600
