@@ -69,13 +69,29 @@ OUT
   run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
   assert_success
   [ "${lines[0]}" = "saved into $TEST_DIR/saved:" ]
-  [[ "${lines[1]}" =~ ^"  work.bundle "\ +[0-9]+" bytes  2 unpushed commits; git fetch $TEST_DIR/saved/work.bundle 'refs/heads/*:refs/remotes/saved/*'"$ ]]
+  [[ "${lines[1]}" =~ ^"  work.bundle "\ +[0-9]+" bytes  2 unpushed commits; git fetch $TEST_DIR/saved/work.bundle 'refs/heads/*:refs/remotes/saved/*' HEAD:refs/remotes/saved/HEAD"$ ]]
   [ ! -e "$TEST_DIR/saved/uncommitted.patch" ]
   git clone -q "$TEST_DIR/origin.git" "$TEST_DIR/restored"
   git -C "$TEST_DIR/restored" fetch -q "$TEST_DIR/saved/work.bundle" 'refs/heads/*:refs/remotes/saved/*'
   [ "$(git -C "$TEST_DIR/restored" rev-parse refs/remotes/saved/claude/wc-3-count)" = "$sha" ]
   run cr-e2b status --sandbox sbx1
   assert_failure 3
+}
+
+@test "kill --save of a worker on a detached HEAD (mid-rebase) keeps that commit, and its restore line brings it back" {
+  idle_worker
+  commit_in_worker 42
+  git -C "$(workdir)" checkout -q --detach
+  echo 43 >"$(workdir)/count.txt"
+  git -C "$(workdir)" commit -qam "picked mid-rebase"
+  sha=$(git -C "$(workdir)" rev-parse HEAD)
+  run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
+  assert_success
+  restore=$(sed -n 's/.* unpushed commits\{0,1\}; \(git fetch .*\)$/\1/p' <<<"${lines[1]}")
+  git clone -q "$TEST_DIR/origin.git" "$TEST_DIR/restored"
+  (cd "$TEST_DIR/restored" && eval "$restore -q")
+  git -C "$TEST_DIR/restored" cat-file -e "$sha^{commit}"
+  [ "$(git -C "$TEST_DIR/restored" rev-parse saved/HEAD)" = "$sha" ]
 }
 
 @test "kill --save keeps uncommitted, untracked and binary changes in a patch that git apply restores" {

@@ -26,6 +26,22 @@ verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<
   assert_output '"sbx1"'
 }
 
+@test "Ctrl-C while doctor --live creates its sandbox finds it by its mark, kills it and says so" {
+  reachable_sandbox
+  export FAKE_E2B_SLOW=Sandbox.create:30
+  cr-e2b doctor --live >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+  pid=$!
+  eventually "the create" test -e "$FAKE_E2B_DIR/slow-Sandbox.create"
+  kill -INT "$pid"
+  status=0
+  wait "$pid" || status=$?
+  [ "$status" -eq 130 ]
+  run cat "$TEST_DIR/err"
+  assert_output "cr-e2b: interrupted (SIGINT): killed the doctor's sandbox sbx1"
+  run sandbox_state sbx1
+  assert_output killed
+}
+
 @test "doctor names a template that lacks flock, and exits 1" {
   reachable_sandbox
   printf '#!/bin/sh\nexit 127\n' >"$TEST_DIR/bin/flock"

@@ -15,23 +15,27 @@ start_until_setup() {
 
 create_field() { call_field Sandbox.create "$1"; }
 
-@test "--allow-out sends e2b an allow-list that always holds the model API and the repository, and prints it" {
+@test "--allow-out sends e2b an allow-list that always holds the model API, the repository and what setup downloads from, and prints it" {
   export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
   start_until_setup --allow-out pypi.org --allow-out 10.1.0.0/16 --allow-out '*.npmjs.org'
-  [ "${stderr_lines[0]}" = "cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.com, pypi.org, 10.1.0.0/16, *.npmjs.org" ]
+  [ "${stderr_lines[0]}" = "cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.com, claude.ai, storage.googleapis.com, objects.githubusercontent.com, release-assets.githubusercontent.com, pypi.org, 10.1.0.0/16, *.npmjs.org" ]
   run create_field network
-  assert_output '{"allow_out": ["api.anthropic.com", "github.com", "api.github.com", "pypi.org", "10.1.0.0/16", "*.npmjs.org"], "deny_out": ["0.0.0.0/0"]}'
+  assert_output '{"allow_out": ["api.anthropic.com", "github.com", "api.github.com", "claude.ai", "storage.googleapis.com", "objects.githubusercontent.com", "release-assets.githubusercontent.com", "pypi.org", "10.1.0.0/16", "*.npmjs.org"], "deny_out": ["0.0.0.0/0"]}'
   run create_field allow_internet_access
   assert_output null
 }
 
-@test "--no-internet lets the sandbox reach the model API and the repository only" {
+@test "--no-internet lets the sandbox reach the model API, the repository and the installer only, and a project's own --install not even that" {
   export ANTHROPIC_BASE_URL=http://127.0.0.1:9999
   start_until_setup --repo https://git.example.com/team/app.git --no-internet --env ANTHROPIC_BASE_URL
   run create_field network
-  assert_output '{"allow_out": ["127.0.0.1", "git.example.com"], "deny_out": ["0.0.0.0/0"]}'
+  assert_output '{"allow_out": ["127.0.0.1", "git.example.com", "claude.ai", "storage.googleapis.com"], "deny_out": ["0.0.0.0/0"]}'
   run create_field allow_internet_access
   assert_output false
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  start_until_setup --repo https://git.example.com/team/app.git --no-internet --env ANTHROPIC_BASE_URL --install 'cp /opt/claude ~/.local/bin/'
+  run create_field network
+  assert_output '{"allow_out": ["127.0.0.1", "git.example.com"], "deny_out": ["0.0.0.0/0"]}'
 }
 
 @test "by default the sandbox's network is left as e2b makes it" {
@@ -96,6 +100,36 @@ False
 OUT
 }
 
+@test "a worker that prints its MCP gateway's token shows it masked to every later verb that reads it" {
+  printf 'Show the gateway.\nSTUB_SAY=cat ~/.cr/mcp-gateway.json\n' >show.md
+  start_worker show.md --mcp 'exa={}'
+  wait_idle
+  run cr-e2b log --sandbox sbx1
+  assert_success
+  assert_output_contains 'Bearer [redacted]'
+  refute_output_contains mcp-token-sbx1
+  run cr-e2b status --sandbox sbx1
+  refute_output_contains mcp-token-sbx1
+  run cr-e2b list
+  refute_output_contains mcp-token-sbx1
+}
+
+@test "with --mcp and no --template the sandbox is made from e2b's mcp-gateway, and the dry run and start --json say so" {
+  run cr-e2b start "${ok_args[@]}" --mcp 'exa={}' --dry-run
+  assert_success
+  assert_output_contains "template   mcp-gateway"
+  make_repo
+  with_claude
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --mcp 'exa={}' --json
+  assert_success
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["template"])' "$output"
+  assert_output mcp-gateway
+  run create_field template
+  assert_output '"mcp-gateway"'
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  rejects "--no-internet and --mcp exclude each other" "${ok_args[@]}" --mcp 'exa={}' --no-internet
+}
+
 @test "an MCP configuration file and an appended system prompt are shipped as files and named by flag" {
   printf '{"mcpServers": {"docs": {"type": "http", "url": "https://docs.example.com/mcp"}}}\n' >servers.json
   printf 'Our staging database is read-only.\n' >context.md
@@ -151,7 +185,7 @@ OUT
   run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --dry-run \
     --allow-out pypi.org --secrets edge --mcp 'exa={"apiKey": "exa-LEAKCHECK-0099"}' --append-system-prompt context.md
   assert_success
-  assert_output_contains "egress     api.anthropic.com github.com api.github.com pypi.org
+  assert_output_contains "egress     api.anthropic.com github.com api.github.com claude.ai storage.googleapis.com objects.githubusercontent.com release-assets.githubusercontent.com pypi.org
 secrets
   ANTHROPIC_API_KEY       header x-api-key for api.anthropic.com, at e2b's proxy
   GITHUB_TOKEN            header Authorization (Basic) for github.com and Bearer for api.github.com, at e2b's proxy

@@ -107,6 +107,20 @@ OUT
   assert_output_contains 'installer \x1b[2J\x1b]0;title\x07 said'
 }
 
+@test "diff escapes the sandbox's terminal escapes on a terminal, and gives a pipe the patch byte for byte" {
+  start_worker
+  wait_idle
+  printf 'moved \033[2A\033[2K erased \033]52;c;cm0gLXJmIH4=\007 \xff\n' >"$(sandbox_home)/repo/hostile.txt"
+  run script -qec "cr-e2b diff --sandbox sbx1" /dev/null
+  assert_success
+  refute_output_contains $'\033'
+  assert_output_contains '+moved \x1b[2A\x1b[2K erased \x1b]52;c;cm0gLXJmIH4=\x07 \xff'
+  cr-e2b diff --sandbox sbx1 | LC_ALL=C sed '1,/^$/d' >change.patch
+  git clone -q "$TEST_DIR/origin.git" restored
+  git -C restored apply "$PWD/change.patch"
+  cmp restored/hostile.txt "$(sandbox_home)/repo/hostile.txt"
+}
+
 @test "log renders every odd JSON shape as something and prints the rest" {
   make_sandbox
   printf '%s\n' \

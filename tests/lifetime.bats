@@ -233,16 +233,75 @@ commands.run
 OUT
   wait_idle sbx2
   wait_idle sbx3
-  run bash -c 'for c in $(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 2); do sed -n 2,3p "$c/argv" | tr "\n" " "; tail -n 1 "$c/stdin"; done'
-  assert_output "--resume $session You are copy 1 of 2, forked from sandbox sbx1; the other copies work on this same brief. Push your work to the brief's branch name followed by \`-copy1\`, open your own pull request from it, and use that branch in your READY line.
---resume $session You are copy 2 of 2, forked from sandbox sbx1; the other copies work on this same brief. Push your work to the brief's branch name followed by \`-copy2\`, open your own pull request from it, and use that branch in your READY line."
   last=$(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 1)
+  run bash -c 'for c in $(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 2); do sed -n 2,3p "$c/argv" | tr "\n" " "; tail -n 1 "$c/stdin"; done'
+  assert_output "--resume $session This sandbox is copy 1 of sbx1, whose other copies have the same history. Push this brief's work to \`claude/wc-7-try-copy1\` (the brief's branch followed by \`-copy1\`), open your own pull request from it, and use that branch in your READY line.
+--resume $session This sandbox is copy 2 of sbx1, whose other copies have the same history. Push this brief's work to \`claude/wc-7-try-copy2\` (the brief's branch followed by \`-copy2\`), open your own pull request from it, and use that branch in your READY line."
+  grep -q "^You are copy 2 of 2, forked from sandbox sbx1; the other copies work on this same brief.$" "$last/stdin"
   head -c "$(wc -c <try.md)" "$last/stdin" | cmp - try.md
   run cr-e2b status --sandbox sbx3
   assert_output_contains "fork      copy 2 of sbx1"
 }
 
-@test "fork refuses while a turn runs, with exit 9 as kill's refusal, and --force forks anyway in one call" {
+@test "a copy forked without a brief is marked, and each later EPIC brief it is given names the copy's own branch" {
+  start_worker
+  wait_idle
+  run cr-e2b fork --sandbox sbx1 --count 2
+  assert_success
+  assert_output "copy 1  sbx2  idle
+copy 2  sbx3  idle"
+  run cr-e2b status --sandbox sbx3
+  assert_output_contains "fork      copy 2 of sbx1"
+  run cr-e2b brief --sandbox sbx3 --brief brief.md
+  assert_success
+  wait_idle sbx3
+  last=$(ls -d "$CLAUDE_STUB_DIR"/calls/* | tail -n 1)
+  grep -q 'Push this brief.s work to `claude/wc-3-count-copy2`' "$last/stdin"
+  run cr-e2b status --sandbox sbx2
+  assert_output_contains "fork      copy 1 of sbx1"
+}
+
+@test "a fork of an MCP worker gives each copy its own gateway's address" {
+  start_worker brief.md --mcp 'exa={}'
+  wait_idle
+  run cr-e2b fork --sandbox sbx1 --count 2
+  assert_success
+  run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mcpServers"]["e2b-mcp-gateway"]["url"])' \
+    "$(sandbox_home sbx3)/.cr/mcp-gateway.json"
+  assert_output https://50005-sbx3.e2b.app/mcp
+  run python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mcpServers"]["e2b-mcp-gateway"]["url"])' \
+    "$(sandbox_home sbx2)/.cr/mcp-gateway.json"
+  assert_output https://50005-sbx2.e2b.app/mcp
+}
+
+@test "a copy e2b did not make is named as that copy, and fork exits with the worst of the copies' codes" {
+  start_worker
+  wait_idle
+  FAKE_E2B_FAIL=fork-copy:2 run cr-e2b fork --sandbox sbx1 --count 2
+  assert_failure 7
+  assert_output_contains "copy 1  sbx2  idle"
+  assert_output_contains "copy 2  -  failed: e2b did not make it: e2b is rate limiting or busy; try again later"
+  refute_output_contains "no such sandbox"
+  FAKE_E2B_FAIL=fork-copy:1,fork-copy:2 run cr-e2b fork --sandbox sbx1 --count 2 --json
+  assert_failure 7
+  run python3 -c 'import json,sys; print([(c["copy"], c["sandbox_id"]) for c in json.loads(sys.argv[1])["copies"]])' "$output"
+  assert_output "[(1, None), (2, None)]"
+}
+
+@test "a fork of a paused worker leaves it paused, as it was found" {
+  start_worker
+  wait_idle
+  pause_sandbox sbx1
+  run cr-e2b fork --sandbox sbx1
+  assert_success
+  assert_output_contains "sandbox sbx1 is paused again, as it was"
+  run sandbox_state sbx1
+  assert_output paused
+  run sandbox_state sbx2
+  assert_output running
+}
+
+@test "fork refuses while a turn runs, with exit 9 as kill's refusal, and --force forks anyway without looking first" {
   printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_SLEEP=5\n' >slow.md
   start_worker slow.md
   turn_ended 1
@@ -258,7 +317,9 @@ OUT
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["parent"], [(c["copy"], c["sandbox_id"], c["parent"], c["turn"], c["error"]) for c in d["copies"]])' "$output"
   assert_output "sbx1 [(1, 'sbx2', 'sbx1', None, None)]"
   run calls
-  assert_output Sandbox.fork
+  assert_output "Sandbox.get_info
+Sandbox.fork
+commands.run"
   run call_field Sandbox.fork timeout
   assert_output 3600
 }

@@ -82,6 +82,20 @@ PY
   refute_output_contains "$PROXY_AUTH"
 }
 
+@test "bytes of the log that are not UTF-8 are shown escaped, every one, under a strict UTF-8 stdout" {
+  make_sandbox
+  printf 'plain caf\xe9 \xff\xfe end\n{"type":"assistant","message":{"content":[{"type":"text","text":"say \xc3 \\ud800"}]}}\n' \
+    >"$(sandbox_home)/.cr/log"
+  export LC_ALL=C.UTF-8 PYTHONIOENCODING=utf-8:strict
+  run --separate-stderr cr-e2b log --sandbox sbx1
+  assert_success
+  assert_output_contains 'plain caf\xe9 \xff\xfe end'
+  assert_output_contains 'say \xc3 \ud800'
+  run --separate-stderr cr-e2b log --sandbox sbx1 --follow --until-idle
+  assert_success
+  assert_output_contains 'plain caf\xe9 \xff\xfe end'
+}
+
 @test "log --raw prints the log as stored" {
   with_worker_log
   run cr-e2b log --sandbox sbx1 --raw

@@ -53,6 +53,32 @@ None"
 --resume"
 }
 
+@test "a turn busy when its sandbox was paused goes on after the resume: the clock's jump is a pause, not silence" {
+  setup_runner
+  watch turn_idle 60 turn_limit 120
+  # e2b's clock after a resume, an hour on; each look at the epoch after the jump is noted
+  cat >"$TEST_DIR/bin/date" <<EOF
+#!/bin/bash
+if [ "\$*" = +%s ] && [ -e "$TEST_DIR/jump" ]; then
+  echo >>"$TEST_DIR/looks"; echo \$((\$(/bin/date +%s) + 3600))
+else exec /bin/date "\$@"; fi
+EOF
+  chmod +x "$TEST_DIR/bin/date"
+  hold_stub
+  send "busy STUB_BLOCK" >/dev/null
+  turn_started 1 "$SBX"
+  : >"$TEST_DIR/jump"
+  # two looks after the jump: the watchdog has judged the one that saw it
+  eventually "the watchdog's looks after the pause" bash -c '[ "$(wc -l <"$1")" -ge 2 ]' _ "$TEST_DIR/looks"
+  [ ! -s "$SBX/.cr/queue/000001.stopped" ]
+  release_stub
+  idle
+  run turn_field state
+  assert_output ok
+  run cat "$SBX/.cr/queue/000001.ran"
+  [ "$output" -lt 60 ]
+}
+
 @test "a process of the turn that left its session (setsid) is ended with it, by cancel and by a watchdog" {
   setup_runner
   send "escapes STUB_ESCAPE" >/dev/null

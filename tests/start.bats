@@ -464,7 +464,7 @@ OUT
   run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief question.md --dry-run --allow-out pypi.org
   assert_success
   [ "$stderr" = "cr-e2b: the brief's first line is not 'EPIC <id>: branch ...': the worker will take it as a question and change nothing
-cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.com, pypi.org" ]
+cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.com, claude.ai, storage.googleapis.com, pypi.org" ]
   no_sdk_calls
 }
 
