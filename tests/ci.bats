@@ -220,3 +220,11 @@ STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
   run grep -c '"event":"ci","at"' "$SBX/.cr/turns.jsonl"
   assert_output 1
 }
+
+@test "a pull request gh cannot read for --ci-timeout ends the watch as unreadable" {
+  TIMEOUT=1 setup_ci
+  watch_ci
+  eventually "unreadable" has_state unreadable
+  run ci_states
+  assert_output "unreadable 0/3 - null"
+}

@@ -334,7 +334,7 @@ on_github() { # PR [start options...]
     "STUB_SAY=echo \"EPIC wc-3 READY \$(git rev-parse HEAD) ${PR_URL:-https://github.com/you/app/pull/7}\""
   with_claude
   run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief gh.md --workdir repo \
-    --template "${GH_TEMPLATE:-gh-tools}" "${@:2}"
+    --template "${GH_TEMPLATE:-gh-tools}" --ci-rounds 0 "${@:2}"
   assert_success
   wait_idle
   # what the sandbox's gh said is what GitHub says to the caller (whose git
