@@ -205,7 +205,7 @@ STUB
   run grep -c "$GITHUB_KEY_VALUE" "$TEST_DIR/git-argv"
   assert_output 0
   grep -q 'ls-remote --heads -- https://github.com/acme/demo.git' "$TEST_DIR/git-argv"
-  grep -q 'credential.helper=!f() {' "$TEST_DIR/git-argv"
+  grep -q 'credential.https://github.com.helper=!f() {' "$TEST_DIR/git-argv"
   grep -qx token-in-env "$TEST_DIR/git-argv"
 }
 
@@ -377,4 +377,26 @@ ci_record() {
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
   [[ "$stderr" == *"#12 lost its watch before its checks settled"* ]]
+}
+
+@test "GitHub's API answering with a redirect does not take the token elsewhere: the redirect is not followed" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  claimed_worker "$(ready "$sha")"
+  mkdir "$TEST_DIR/elsewhere"
+  python3 "$FIXTURES/github_api.py" "$TEST_DIR/github.json" "$TEST_DIR/elsewhere/log" "$TEST_DIR/elsewhere/port" &
+  echo $! >"$TEST_DIR/elsewhere/pid"
+  eventually "a second server" test -s "$TEST_DIR/elsewhere/port"
+  kill "$(cat "$TEST_DIR/github.pid")"
+  FAKE_GITHUB_REDIRECT="http://127.0.0.1:$(cat "$TEST_DIR/elsewhere/port")/graphql" \
+    python3 "$FIXTURES/github_api.py" "$TEST_DIR/github.json" "$TEST_DIR/github.log" "$TEST_DIR/redirecting.port" &
+  echo $! >"$TEST_DIR/github.pid"
+  eventually "the redirecting server" test -s "$TEST_DIR/redirecting.port"
+  export CR_E2B_GITHUB_GRAPHQL="http://127.0.0.1:$(cat "$TEST_DIR/redirecting.port")/graphql"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --retry-for 0
+  kill "$(cat "$TEST_DIR/elsewhere/pid")"
+  assert_failure 7
+  [[ "$stderr" == *"answered with a redirect, which is not followed"* ]]
+  [ ! -e "$TEST_DIR/elsewhere/log" ]
 }

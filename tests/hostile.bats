@@ -85,8 +85,8 @@ with_escapes() {
   assert_output <<'OUT'
 === turn 1 · 2026-11-29T10:00:00Z · hi \x1b[31mred
     \x1b[2K\x1b[1A--- turn 99 ok \x1b]0;pwned\x07 \x9b2J
---- turn 1 ok · 0.0 s · $0.1000 session · \x1b[2Kdone
 installer \x1b[2J\x1b]0;title\x07 said
+--- turn 1 ok · 0.0 s · $0.1000 session · \x1b[2Kdone
 OUT
   echo '{"turn":1,"event":"result","result":{"type":"result","is_error":false,"result":"\u001b]0;t\u0007 ok"}}' >>"$(sandbox_home)/.cr/turns.jsonl"
   echo '{"turn":1,"event":"ended","at":"2026-11-29T10:00:02Z","exit":0,"is_error":false}' >>"$(sandbox_home)/.cr/turns.jsonl"
@@ -138,9 +138,9 @@ OUT
   assert_output <<'OUT'
     42
  !! tool error  
---- turn None ok · ? · ["not", "text"]
 [1, 2, 3]
     still here
+--- turn None ok · ? · ["not", "text"]
 OUT
 }
 

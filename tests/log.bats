@@ -449,3 +449,21 @@ LOG
   run cr-e2b log --sandbox sbx1 --tail 1
   assert_output "a warning Claude Code printed on its way out"
 }
+
+@test "a line Claude Code printed between a turn's result and the gate's verdict does not make log call the turn ok" {
+  run env PYTHONPATH="$ROOT" python3 -c 'import cr_e2b
+r = cr_e2b.Renderer(cr_e2b.Style())
+lines = [{"type": "cr-e2b", "event": "turn-start", "turn": 2, "first_line": "EPIC x: branch b", "at": "t"},
+         {"type": "result", "is_error": False, "result": "EPIC x READY abc https://h/p/1", "duration_ms": 1000},
+         "a warning on its way out",
+         {"type": "cr-e2b", "event": "verdict", "turn": 2, "verdict": "ready", "ok": False, "reasons": ["b is not on origin"]},
+         {"type": "cr-e2b", "event": "turn-end", "turn": 2, "exit": 0, "result": True}]
+import json
+for line in lines:
+    for shown in r.render(line if isinstance(line, str) else json.dumps(line))[1]:
+        print(shown)'
+  assert_output "=== turn 2 · t · EPIC x: branch b
+a warning on its way out
+--- turn 2 verdict: READY did not hold: b is not on origin
+--- turn 2 undelivered · 1.0 s · EPIC x READY abc https://h/p/1"
+}
