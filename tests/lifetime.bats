@@ -294,7 +294,7 @@ copy 2  sbx3  idle"
   pause_sandbox sbx1
   run cr-e2b fork --sandbox sbx1
   assert_success
-  assert_output_contains "sandbox sbx1 is paused again, as it was"
+  assert_output_contains "cr-e2b: sandbox sbx1 was paused: resumed for this look, its time left kept, and paused again"
   run sandbox_state sbx1
   assert_output paused
   run sandbox_state sbx2

@@ -269,6 +269,10 @@ limit_margin 30
 gate_tries 5
 check_timeout 50
 github 0
+ci_rounds 3
+ci_poll 60
+ci_settle 300
+ci_timeout 3600
 OUT
 }
 
@@ -285,6 +289,10 @@ limit_margin 30
 gate_tries 3
 check_timeout 600
 github 0
+ci_rounds 3
+ci_poll 60
+ci_settle 300
+ci_timeout 3600
 OUT
 }
 
