@@ -42,6 +42,16 @@ pushed() {
 
 ready() { echo "EPIC wc-3 READY $1 ${2:-https://github.com/acme/demo/pull/12}"; }
 
+# A brief whose worker points origin at a bare repository of its own, pushes
+# there, and claims READY: elsewhere_brief FILE
+elsewhere_brief() {
+  cat >"$1" <<EOF
+$EPIC_BRIEF
+STUB_RUN=git init -q --bare "\$HOME/fake.git" && git remote set-url origin "\$HOME/fake.git" && git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH && git fetch -q origin
+STUB_SAY=echo "EPIC wc-3 READY \$(git rev-parse HEAD) https://git.example.com/you/app/pull/1"
+EOF
+}
+
 @test "a READY the real remote and its pull request show is certified: wait exits 0, list and status say so" {
   github_repo
   github_api
@@ -226,11 +236,7 @@ EOF
 }
 
 @test "a push to a remote the worker set as origin is no delivery, and kill keeps the work the real remote lacks" {
-  cat >elsewhere.md <<EOF
-$EPIC_BRIEF
-STUB_RUN=git init -q --bare "\$HOME/fake.git" && git remote set-url origin "\$HOME/fake.git" && git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH && git fetch -q origin
-STUB_SAY=echo "EPIC wc-3 READY \$(git rev-parse HEAD) https://git.example.com/you/app/pull/1"
-EOF
+  elsewhere_brief elsewhere.md
   start_worker elsewhere.md --gate-tries 0
   wait_idle
   run --separate-stderr cr-e2b wait --sandbox sbx1 --interval 0.1
@@ -296,11 +302,7 @@ EOF
 }
 
 @test "status and diff call a branch pushed only when the real remote has it, as kill does" {
-  cat >elsewhere.md <<EOF2
-$EPIC_BRIEF
-STUB_RUN=git init -q --bare "\$HOME/fake.git" && git remote set-url origin "\$HOME/fake.git" && git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH && git fetch -q origin
-STUB_SAY=echo "EPIC wc-3 READY \$(git rev-parse HEAD) https://git.example.com/you/app/pull/1"
-EOF2
+  elsewhere_brief elsewhere.md
   start_worker elsewhere.md --gate-tries 0
   wait_idle
   run cr-e2b status --sandbox sbx1
