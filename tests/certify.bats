@@ -42,6 +42,16 @@ pushed() {
 
 ready() { echo "EPIC wc-3 READY $1 ${2:-https://github.com/acme/demo/pull/12}"; }
 
+# A worker whose READY the remote shows: $BRANCH pushed at $sha, pull request #12
+# open from it, and the worker claiming just that.
+open_ready_worker() {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
+  claimed_worker "$(ready "$sha")"
+}
+
 # A brief whose worker points origin at a bare repository of its own, pushes
 # there, and claims READY: elsewhere_brief FILE
 elsewhere_brief() {
@@ -53,11 +63,7 @@ EOF
 }
 
 @test "a READY the real remote and its pull request show is certified: wait exits 0, list and status say so" {
-  github_repo
-  github_api
-  sha=$(pushed "$BRANCH")
-  github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
-  claimed_worker "$(ready "$sha")"
+  open_ready_worker
   run --separate-stderr cr-e2b wait --sandbox "$made" --interval 0.1
   assert_success
   [ -z "$stderr" ]
@@ -157,11 +163,7 @@ Pulls"
 }
 
 @test "without GITHUB_TOKEN or GH_TOKEN a GitHub READY is not certified, and says so; GH_TOKEN serves as well" {
-  github_repo
-  github_api
-  sha=$(pushed "$BRANCH")
-  github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
-  claimed_worker "$(ready "$sha")"
+  open_ready_worker
   unset GITHUB_TOKEN
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
@@ -198,11 +200,7 @@ Pulls"
 }
 
 @test "the caller's token reaches git ls-remote from the environment, never on its command line" {
-  github_repo
-  github_api
-  sha=$(pushed "$BRANCH")
-  github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
-  claimed_worker "$(ready "$sha")"
+  open_ready_worker
   cat >"$TEST_DIR/bin/git" <<STUB
 #!/bin/bash
 printf '%s\n' "\$*" >>"$TEST_DIR/git-argv"
