@@ -125,7 +125,6 @@ print(c["ok"], c["code"], c["repo"], c["branch"], c["pull_request"], c["pr_check
   check "$(pull 12 "$BRANCH" "$sha")" https://github.com.evil.example/acme/demo/pull/12 \
     "the pull request https://github.com.evil.example/acme/demo/pull/12 is not one of acme/demo's"
   check "$(pull 12 "$BRANCH" "$sha" CLOSED)" https://github.com/acme/demo/pull/12 "pull request #12 is closed, not open"
-  check "$(pull 12 "$BRANCH" "$sha" MERGED)" https://github.com/acme/demo/pull/12 "pull request #12 is merged, not open"
   check "$(pull 12 "$BRANCH" "$sha" OPEN main true)" https://github.com/acme/demo/pull/12 \
     "pull request #12 is from a fork, not from acme/demo"
   check "$(pull 12 claude/other "$sha")" https://github.com/acme/demo/pull/12 \
@@ -135,6 +134,27 @@ print(c["ok"], c["code"], c["repo"], c["branch"], c["pull_request"], c["pr_check
   check "$(pull 12 "$BRANCH" "$sha" OPEN release)" https://github.com/acme/demo/pull/12 \
     "pull request #12 is against release, not main"
   check "$(pull 13 "$BRANCH" "$sha")" https://github.com/acme/demo/pull/12 "acme/demo has no pull request #12"
+}
+
+@test "a READY whose pull request was merged at its sha stays delivered once the branch is deleted or moves on" {
+  open_ready_worker
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" MERGED main false FAILURE)]"
+  git -C "$TEST_DIR/origin.git" branch -q -D "$BRANCH"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_success
+  run cr-e2b list
+  assert_output_contains "READY merged: #12 at ${sha:0:7} on acme/demo"
+  pushed "$BRANCH" >/dev/null
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
+  run cr-e2b status --sandbox "$made"
+  assert_output_contains "READY merged: #12 at ${sha:0:7} on acme/demo"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_success
+  github_pulls "[$(pull 12 "$BRANCH" "$(printf '%040d' 7)" MERGED)]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  run cr-e2b status --sandbox "$made"
+  assert_output_contains "pull request #12's head is 000000000000, not ${sha:0:12}"
 }
 
 @test "list asks GitHub once per repository for the whole fleet, and once more for pull requests that are not open" {
