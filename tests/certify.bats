@@ -371,6 +371,24 @@ ci_record() {
   assert_output_contains "turn 2's READY is certified, but its pull request is not green"
 }
 
+@test "a no-CI record counts only once GitHub shows no check and nothing new on the pull request for --ci-settle" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false "" "$(date -u +%Y-%m-%dT%H:%M:%SZ)")]"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3", "ci_settle": "300"}'
+  ci_record no-ci
+  run --separate-stderr cr-e2b wait --sandbox "$made" --timeout 1 --interval 0.2
+  assert_failure 6
+  run cr-e2b list
+  assert_output_contains "watching: #12: certified, no check on it yet"
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false "" "$(date -u -d '301 seconds ago' +%Y-%m-%dT%H:%M:%SZ)")]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_success
+  run cr-e2b list
+  assert_output_contains "READY certified: #12 at ${sha:0:7} on acme/demo, no CI"
+}
+
 @test "a pull request red after its rounds is ci red, 8, naming the checks; one whose checks run keeps wait waiting" {
   github_repo
   github_api

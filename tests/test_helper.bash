@@ -343,12 +343,14 @@ github_api() {
 github_pulls() { printf '{"%s": %s}\n' "${2:-acme/demo}" "$1" >"$TEST_DIR/github.json"; }
 
 # A pull request of acme/demo as GitHub's GraphQL gives it, with its head's
-# checks (a statusCheckRollup state; none without): pull NUMBER BRANCH SHA [STATE [BASE [CROSS [CHECKS]]]]
+# checks (a statusCheckRollup state; none without) and when it was last
+# updated (an hour ago unless given):
+# pull NUMBER BRANCH SHA [STATE [BASE [CROSS [CHECKS [UPDATED_AT]]]]]
 pull() {
   local rollup=null
   [ -z "${7:-}" ] || rollup="{\"state\": \"$7\"}"
-  printf '{"number": %s, "headRefName": "%s", "headRefOid": "%s", "state": "%s", "baseRefName": "%s", "isCrossRepository": %s, "commits": {"nodes": [{"commit": {"oid": "%s", "statusCheckRollup": %s}}]}}' \
-    "$1" "$2" "$3" "${4:-OPEN}" "${5:-main}" "${6:-false}" "$3" "$rollup"
+  printf '{"number": %s, "headRefName": "%s", "headRefOid": "%s", "state": "%s", "baseRefName": "%s", "isCrossRepository": %s, "updatedAt": "%s", "commits": {"nodes": [{"commit": {"oid": "%s", "statusCheckRollup": %s}}]}}' \
+    "$1" "$2" "$3" "${4:-OPEN}" "${5:-main}" "${6:-false}" "${8:-$(date -u -d '1 hour ago' +%Y-%m-%dT%H:%M:%SZ)}" "$3" "$rollup"
 }
 
 # The requests GitHub's stand-in got, an operation name a line.
