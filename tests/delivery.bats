@@ -146,7 +146,7 @@ OUT
   run --separate-stderr cr-e2b kill --save "$TEST_DIR/saved"
   assert_failure 2
   assert_one_error_line
-  assert_output "cr-e2b: give --sandbox ID (one or more) or --all"
+  assert_output "cr-e2b: give the sandboxes' ids (ID ..., or --sandbox ID each) or --all"
   [ ! -e "$TEST_DIR/saved" ]
   run --separate-stderr cr-e2b kill --sandbox sbx1 --profile docs --save "$TEST_DIR/saved"
   assert_failure 2
@@ -175,6 +175,28 @@ OUT
   assert_output Sandbox.kill
   run call_field Sandbox.kill state
   assert_output '"paused"'
+}
+
+@test "extend that would shorten the life of a worker holding an unpushed commit refuses as kill does; --force shortens it" {
+  idle_worker
+  commit_in_worker 42
+  pause_sandbox
+  run --separate-stderr cr-e2b extend sbx1 --timeout 60
+  assert_failure 9
+  [[ "$output" == "" ]]
+  [[ "$stderr" == *"cr-e2b: sandbox sbx1 holds work that would be lost if its life ended sooner: 1 unpushed commit; push it or save it (cr-e2b kill --save DIR), or shorten it anyway with --force" ]]
+  [[ "$stderr" == *"sandbox sbx1 was paused: resumed for this look, its time left kept, and paused again"* ]]
+  [ "$(sandbox_state)" = paused ]
+  run call_field Sandbox.set_timeout timeout
+  assert_output ""
+  run cr-e2b extend sbx1 --timeout 7200
+  assert_success
+  run cr-e2b extend sbx1 --timeout 60 --force
+  assert_success
+  [[ "$output" == "sandbox sbx1 paused, 1m00s left (until "* ]]
+  run call_field Sandbox.set_timeout timeout
+  assert_output "7200
+60"
 }
 
 @test "kill of a paused sandbox leaves it paused even when e2b is slow to tell its state" {

@@ -16,9 +16,9 @@ verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<
   reachable_sandbox
   run --separate-stderr cr-e2b doctor --live --repo https://github.com/you/app.git
   assert_success
-  for check in python e2b-sdk "key E2B_API_KEY" "key model key" "git identity" "e2b api" \
-      "sandbox bash" "sandbox flock" "sandbox claude" "sandbox reach-api.anthropic.com" \
-      "sandbox reach-github.com" "sandbox round trip"; do
+  for check in Python "e2b SDK" "e2b key" "model key" "model API" "git identity" "e2b API" \
+      "sandbox bash" "sandbox flock" "sandbox claude" "sandbox reaches api.anthropic.com" \
+      "sandbox reaches github.com" "sandbox round trip"; do
     [[ "$(verdict "$check")" == "ok "* ]] || { echo "$check: $(verdict "$check")" >&2; return 1; }
   done
   [[ "$stderr" == "cr-e2b: killed the doctor's sandbox sbx1 after "*" s, about \$"*" at e2b's list prices for 2 vCPU and 512 MiB" ]]
@@ -48,8 +48,7 @@ verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<
   chmod +x "$TEST_DIR/bin/flock"
   run --separate-stderr cr-e2b doctor --live
   assert_failure 1
-  assert_output_contains "sandbox flock                    FAIL"
-  assert_output_contains "-> use a template that has it"
+  [[ "$(verdict "sandbox flock")" == "FAIL "*"-> use a template that has it" ]]
   run call_field Sandbox.kill sandbox_id
   assert_output '"sbx1"'
 }
@@ -58,24 +57,22 @@ verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<
   export FAKE_E2B_FAIL=auth
   run --separate-stderr cr-e2b doctor --live
   assert_failure 1
-  assert_output_contains "e2b api                          FAIL  e2b refused the API key (check E2B_API_KEY): Invalid API key  -> check E2B_API_KEY and the network"
-  assert_output_contains "sandbox                          FAIL  not tried: fix the checks above first"
+  [ "$(verdict "e2b API")" = "FAIL e2b refused the API key (check E2B_API_KEY): Invalid API key -> check E2B_API_KEY and the network" ]
+  [ "$(verdict sandbox)" = "FAIL not tried: fix the checks above first" ]
   run calls
   refute_output_contains Sandbox.create
 }
 
-@test "doctor reports an unreachable e2b, missing keys and a missing git identity, by name" {
+@test "doctor reports an unreachable e2b and missing keys, by name" {
   export FAKE_E2B_FAIL=network
   unset ANTHROPIC_API_KEY
-  git config --global --unset user.name
   run --separate-stderr cr-e2b doctor --json
-  assert_failure 1
+  assert_failure 7
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["ok"]); [print(c["name"], c["ok"], c["fix"]) for c in d["checks"] if not c["ok"]]' "$output"
   assert_output <<'OUT'
 False
-key model key False export ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN
-git identity False git config --global user.name ...; git config --global user.email ...
-e2b api False check E2B_API_KEY and the network
+model key False export ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN
+e2b API False check E2B_API_KEY and the network
 OUT
   refute_output_contains "$E2B_KEY_VALUE"
 }
@@ -99,12 +96,57 @@ PY
 @test "doctor warns that without GITHUB_TOKEN a worker cannot push or open its pull request, and still passes" {
   run --separate-stderr cr-e2b doctor
   assert_success
-  assert_output_contains "key GITHUB_TOKEN                 WARN  not set: a worker can clone a public repository, but not push its branch or open its pull request  -> export GITHUB_TOKEN (Contents and Pull requests: read and write, for the repository)"
+  [ "$(verdict "GitHub token")" = "WARN GITHUB_TOKEN is not set: a worker can clone a public repository, but not push its branch or open its pull request -> export GITHUB_TOKEN (Contents and Pull requests: read and write, for the repository)" ]
   run --separate-stderr cr-e2b doctor --json
-  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["ok"], [(c["ok"], c["warning"]) for c in d["checks"] if c["name"] == "key GITHUB_TOKEN"])' "$output"
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["ok"], [(c["ok"], c["warning"]) for c in d["checks"] if c["name"] == "GitHub token"])' "$output"
   assert_output "True [(True, True)]"
   export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
   run --separate-stderr cr-e2b doctor
-  assert_output_contains "key GITHUB_TOKEN                 ok    set"
+  [ "$(verdict "GitHub token")" = "ok GITHUB_TOKEN is set" ]
   refute_output_contains "$GITHUB_KEY_VALUE"
+}
+
+@test "doctor's lines read as sentences: each key is named once, with what is set" {
+  run --separate-stderr cr-e2b doctor
+  assert_success
+  [ "$(verdict "e2b key")" = "ok E2B_API_KEY is set" ]
+  [ "$(verdict "model key")" = "ok ANTHROPIC_API_KEY is set" ]
+  [ "$(verdict "model API")" = "ok https://api.anthropic.com" ]
+  unset ANTHROPIC_API_KEY
+  run --separate-stderr cr-e2b doctor
+  assert_failure 2
+  [ "$(verdict "model key")" = "FAIL neither ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN is set -> export ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN" ]
+  refute_output_contains "key model key"
+  refute_output_contains "key E2B_API_KEY"
+}
+
+@test "a missing git identity is a warning naming start's --git-name and --git-email, and doctor --live still runs" {
+  reachable_sandbox
+  git config --global --unset user.name
+  git config --global --unset user.email
+  run --separate-stderr cr-e2b doctor --live
+  assert_success
+  [ "$(verdict "git identity")" = "WARN user.name and user.email are not set in git config: start then needs --git-name and --git-email -> git config --global user.name NAME; git config --global user.email EMAIL; or start --git-name NAME --git-email EMAIL" ]
+  [[ "$(verdict "sandbox bash")" == "ok "* ]]
+  run --separate-stderr cr-e2b doctor --json
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["ok"], [(c["ok"], c["warning"]) for c in d["checks"] if c["name"] == "git identity"])' "$output"
+  assert_output "True [(True, True)]"
+}
+
+@test "doctor --live checks the model host start would use: ANTHROPIC_BASE_URL's, and none of its credentials leaves" {
+  reachable_sandbox
+  export ANTHROPIC_BASE_URL="https://proxy:pw-LEAKCHECK-9c1@llm.example.com:8443/anthropic"
+  run --separate-stderr cr-e2b doctor --live
+  assert_success
+  [ "$(verdict "model API")" = "ok https://llm.example.com:8443, from ANTHROPIC_BASE_URL (start sends a worker there with --env ANTHROPIC_BASE_URL)" ]
+  [[ "$(verdict "sandbox reaches llm.example.com")" == "ok "* ]]
+  refute_output_contains "reaches api.anthropic.com"
+  run call_field commands.run cmd
+  assert_output_contains "https://llm.example.com:8443"
+  run grep -c LEAKCHECK-9c1 "$FAKE_E2B_DIR/calls.jsonl"
+  assert_output 0
+  export ANTHROPIC_BASE_URL="llm.example.com"
+  run --separate-stderr cr-e2b doctor
+  assert_failure 2
+  [ "$(verdict "model API")" = "FAIL ANTHROPIC_BASE_URL is not an http(s) URL with a host -> export ANTHROPIC_BASE_URL=https://HOST[:PORT][/PATH], or unset it" ]
 }

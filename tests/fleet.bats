@@ -298,7 +298,7 @@ Sandbox.kill"
   run --separate-stderr cr-e2b wait --sandbox sbx1 --all
   assert_failure 2
   assert_one_error_line
-  assert_output_contains "give --sandbox ID (one or more) or --all"
+  assert_output_contains "give the sandboxes' ids (ID ..., or --sandbox ID each) or --all"
   run --separate-stderr cr-e2b kill --profile docs --sandbox sbx1
   assert_failure 2
   assert_one_error_line
@@ -308,6 +308,48 @@ Sandbox.kill"
   assert_one_error_line
   assert_output_contains "cr-e2b: --sandbox is given once: this verb acts on one worker"
   no_sdk_calls
+}
+
+@test "a verb takes its sandbox's id as a word, as gh and kubectl do, and --sandbox beside it must agree" {
+  make_sandbox
+  run cr-e2b status sbx1
+  assert_success
+  [[ "${lines[0]}" == "sandbox   sbx1 (running, "* ]]
+  run cr-e2b status sbx1 --sandbox sbx1
+  assert_success
+  run cr-e2b log sbx1 --tail 5
+  assert_success
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  for verb in "brief --brief brief.md" log status cancel budget diff "extend --timeout 60" pause resume fork; do
+    # shellcheck disable=SC2086 # a verb and its options
+    run --separate-stderr cr-e2b $verb sbx1 --sandbox sbx2
+    assert_failure 2
+    assert_one_error_line
+    assert_output_contains "two sandboxes named, sbx1 and --sandbox sbx2: cr-e2b ${verb%% *} acts on one"
+    # shellcheck disable=SC2086
+    run --separate-stderr cr-e2b $verb
+    assert_failure 2
+    assert_one_error_line
+    assert_output_contains "name the sandbox: cr-e2b ${verb%% *} ID, or --sandbox ID"
+    run cr-e2b "${verb%% *}" --help
+    assert_output_contains "  \$ cr-e2b ${verb%% *} ID"
+  done
+  no_sdk_calls
+}
+
+@test "kill and wait take several ids as words, beside --sandbox" {
+  make_sandbox
+  python3 -c 'import e2b; e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": "docs"})'
+  run cr-e2b kill sbx1 --sandbox sbx2 --force
+  assert_success
+  [ "$(sandbox_state sbx1)" = killed ]
+  [ "$(sandbox_state sbx2)" = killed ]
+  run --separate-stderr cr-e2b wait sbx1 --all
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "or --all"
+  run cr-e2b wait --help
+  assert_output_contains "  \$ cr-e2b wait ID1 ID2 --json"
 }
 
 @test "peeks that do not answer are cut off from when the look began, a late answer changes nothing, and a hung one is not started again" {

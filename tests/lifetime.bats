@@ -33,19 +33,68 @@ PY
   assert_output '{"on_timeout": "pause"}'
 }
 
-@test "extend sets the time left, shorter or longer, in one call" {
+@test "extend sets the time left, shorter or longer, after one look at its state, and says it before and after" {
   make_sandbox
-  run cr-e2b extend --sandbox sbx1 --timeout 600
+  run cr-e2b extend --sandbox sbx1 --timeout 7200
   assert_success
-  [[ "$output" =~ ^"sandbox sbx1 running, 10m00s left (until "[0-9T:-]+"+00:00)"$ ]]
+  [[ "$output" =~ ^"sandbox sbx1 running, 2h00m left (until "[0-9T:-]+"+00:00); was running, 59m"[0-9]{2}"s left"$ ]]
   run calls
-  assert_output Sandbox.set_timeout
+  assert_output "Sandbox.get_info
+Sandbox.set_timeout"
+  run seconds_left
+  [ "$output" -ge 7195 ]
+  run cr-e2b extend --sandbox sbx1 --timeout 600 --force --json
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["seconds_left"], d["state"], sorted(d["was"]), d["was"]["state"], d["was"]["seconds_left"] > 7000)' "$output"
+  assert_output "['end_at', 'sandbox_id', 'seconds_left', 'state', 'was'] 600 running ['end_at', 'seconds_left', 'state'] running True"
   run seconds_left
   [ "$output" -ge 595 ]
   [ "$output" -le 600 ]
-  run cr-e2b extend --sandbox sbx1 --timeout 7200 --json
-  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["seconds_left"], d["state"])' "$output"
-  assert_output "['end_at', 'sandbox_id', 'seconds_left', 'state'] 7200 running"
+}
+
+@test "extend of a paused sandbox says it stays paused, and resume then gives it that time" {
+  make_sandbox
+  deadline_in 3540
+  pause_sandbox
+  run cr-e2b extend --sandbox sbx1 --timeout 7200
+  assert_success
+  [[ "$output" =~ ^"sandbox sbx1 paused, 2h00m left (until "[0-9T:-]+"+00:00); was paused, 5"[89]"m"[0-9]{2}"s left"$ ]]
+  [ "$(sandbox_state)" = paused ]
+  run cr-e2b resume --sandbox sbx1
+  assert_success
+  [[ "$output" =~ ^"sandbox sbx1 running, 1h59m left (until "[0-9T:-]+"+00:00); was paused, 1h59m left"$ ]]
+  run seconds_left
+  [ "$output" -ge 7180 ]
+}
+
+@test "resume --timeout of a running sandbox says the time it keeps: connect only lengthens a life" {
+  make_sandbox
+  deadline_in 3540
+  run cr-e2b resume --sandbox sbx1 --timeout 600
+  assert_success
+  [[ "$output" =~ ^"sandbox sbx1 running, 5"[89]"m"[0-9]{2}"s left (until "[0-9T:-]+"+00:00); was running, 5"[89]"m"[0-9]{2}"s left"$ ]]
+  run seconds_left
+  [ "$output" -ge 3500 ]
+  run cr-e2b resume --sandbox sbx1 --timeout 7200 --json
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["state"], d["seconds_left"], d["was"]["state"], d["was"]["seconds_left"] > 3500)' "$output"
+  assert_output "running 7200 running True"
+}
+
+@test "extend, pause and resume refuse a sandbox cr-e2b did not make, and change nothing" {
+  python3 -c 'import e2b; e2b.Sandbox.create(timeout=3600, metadata={"team": "other"})'
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+  for verb in "extend --timeout 60" pause "resume --timeout 60" resume; do
+    # shellcheck disable=SC2086 # a verb and its options
+    run --separate-stderr cr-e2b $verb sbx1
+    assert_failure 1
+    assert_one_error_line
+    assert_output "cr-e2b: sandbox sbx1 was not made by cr-e2b (it has no cr-e2b metadata)"
+  done
+  run calls
+  refute_output_contains Sandbox.set_timeout
+  refute_output_contains Sandbox.pause
+  refute_output_contains Sandbox.connect
+  run seconds_left
+  [ "$output" -ge 3590 ]
 }
 
 @test "a lifetime over the plan's cap is one line naming the cap" {
@@ -68,7 +117,8 @@ PY
   assert_success
   assert_output "sandbox sbx1 paused, files and processes kept; cr-e2b resume --sandbox sbx1 carries it on"
   run calls
-  assert_output Sandbox.pause
+  assert_output "Sandbox.get_info
+Sandbox.pause"
   [ "$(sandbox_state)" = paused ]
   run cr-e2b status --sandbox sbx1
   [[ "${lines[0]}" =~ ^"sandbox   sbx1 (paused, "[0-9]+m[0-9]{2}s" left)"$ ]]
@@ -79,16 +129,17 @@ PY
   assert_output Sandbox.list
 }
 
-@test "resume --timeout resumes in one call with that much life" {
+@test "resume --timeout resumes a paused sandbox with that much life, after one look at its state" {
   make_sandbox
   pause_sandbox
   rm -f "$FAKE_E2B_DIR/calls.jsonl"
   run cr-e2b resume --sandbox sbx1 --timeout 1200 --json
   assert_success
-  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["state"], d["seconds_left"])' "$output"
-  assert_output "running 1200"
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["state"], d["seconds_left"], d["was"]["state"])' "$output"
+  assert_output "running 1200 paused"
   run calls
-  assert_output Sandbox.connect
+  assert_output "Sandbox.get_info
+Sandbox.connect"
   [ "$(sandbox_state)" = running ]
   run seconds_left
   [ "$output" -ge 1195 ]

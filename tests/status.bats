@@ -105,7 +105,7 @@ print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_
   assert_output <<'OUT'
 ['agent_version', 'checks', 'end_at', 'fork', 'gate_tries', 'last_turn', 'max_cost_usd', 'owner', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'spent_usd', 'start_max_cost_usd', 'started_at', 'state', 'turns', 'work', 'worker']
 ['held', 'idle_seconds', 'limited', 'max_cost_usd', 'over_budget', 'queued', 'running_seconds', 'setup', 'since', 'spent_usd', 'state', 'turn']
-['certified', 'ci', 'ci_rounds', 'denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
+['certified', 'ci', 'ci_rounds', 'denied', 'denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
 running idle 5 0.152688 0.409 None 1 5 {'workdir': 'repo', 'git': False}
 OUT
 }
@@ -279,4 +279,54 @@ print("\n".join(sorted(set(keys(d)))))' | while read -r key; do
   check_fields status --sandbox sbx1 --turns
   check_fields list
   check_fields wait --sandbox sbx1
+}
+
+@test "status names the rule each denial of the last turn hit, and the --allow that would permit it" {
+  printf 'What do the tests say?\nSTUB_DENY=npm test -- --watch\n' >q.md
+  start_worker q.md
+  wait_idle
+  run cr-e2b status --sandbox sbx1
+  assert_success
+  assert_output_contains "denied    npm test -- --watch
+          rule: in acceptEdits mode a Bash command runs only when an allow rule matches it, and none does; start --allow 'Bash(npm test:*)' would permit it"
+  run cr-e2b status --sandbox sbx1 --json
+  run python3 -c 'import json,sys; d=json.loads(sys.argv[1])["last_turn"]["denied"]; print(d)' "$output"
+  assert_output "[{'tool': 'Bash', 'input': 'npm test -- --watch', 'rule': 'in acceptEdits mode a Bash command runs only when an allow rule matches it, and none does', 'allow': ['Bash(npm test:*)']}]"
+}
+
+@test "a denial that a deny rule of --agent-args made names it, and no --allow" {
+  printf 'Fetch it.\nSTUB_DENY=curl -s https://example.com/x\n' >q.md
+  start_worker q.md --agent-args "--permission-mode acceptEdits --disallowedTools 'Bash(curl:*)'" --allow 'Bash(curl:*)'
+  wait_idle
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "denied    curl -s https://example.com/x
+          rule: the deny rule Bash(curl:*) (--agent-args) refuses it, whatever is allowed"
+  refute_output_contains "would permit it"
+}
+
+@test "a denial of a command an allow rule of cr-e2b's matches names that rule, and the project's rules or a hook" {
+  printf 'Push it.\nSTUB_DENY=git push origin main\n' >q.md
+  start_worker q.md
+  wait_idle
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "denied    git push origin main
+          rule: Bash(git:*) allows it, so no rule of cr-e2b's refused it: a deny rule of the project's (.claude/settings.json) or a hook did"
+}
+
+@test "a denial's rule is found for each command of a compound one, a fetched host and an edit outside the clone" {
+  run env PYTHONPATH="$ROOT" python3 -c 'import cr_e2b
+flags = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash(git:*)", "Bash(npm run build *)"]
+for tool, target in (("Bash", "git add . && npm run build && make check 2>&1 | tail -n 3"),
+                     ("WebFetch", "https://docs.example.com/a"), ("Write", "/etc/hosts"),
+                     ("mcp__github__create_issue", "{}")):
+    print(cr_e2b.explain_denial({"tool": tool, "input": target}, flags))
+print(cr_e2b.explain_denial({"tool": "Bash", "input": "ls"}, ["--dangerously-skip-permissions"]))'
+  assert_success
+  assert_output <<'OUT'
+("in acceptEdits mode a Bash command runs only when an allow rule matches it, and none does (none matches 'make check')", ['Bash(make check:*)', 'Bash(tail:*)'])
+('in acceptEdits mode WebFetch runs only when an allow rule matches it, and none does', ['WebFetch(domain:docs.example.com)'])
+('in acceptEdits mode a file edit outside the working directory runs only when an allow rule matches it, and none does', ['Edit(//etc/hosts)'])
+('in acceptEdits mode mcp__github__create_issue runs only when an allow rule matches it, and none does', ['mcp__github__create_issue'])
+("no rule of cr-e2b's refused it: a deny rule of the project's (.claude/settings.json) or a hook did", [])
+OUT
 }
