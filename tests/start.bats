@@ -71,7 +71,7 @@ OUT
   assert_output "{\"CR_PROFILE\": \"backend\", \"DISABLE_AUTOUPDATER\": \"1\", \"CLAUDE_CODE_DISABLE_AGENT_VIEW\": \"1\", \"ANTHROPIC_API_KEY\": \"$MODEL_KEY_VALUE\"}"
   session=$(session_of)
   run call_field Sandbox.create metadata
-  assert_output "{\"cr-e2b\": \"1\", \"profile\": \"backend\", \"repo\": \"$REPO\", \"session\": \"$session\", \"integration\": \"main\", \"prefix\": \"claude/\", \"secret_names\": \"ANTHROPIC_API_KEY\", \"owner\": \"test@example.com\", \"gate_tries\": \"3\", \"ci_rounds\": \"0\", \"checks\": \"[]\", \"max_cost\": \"\", \"mcp\": \"\"}"
+  assert_output "{\"cr-e2b\": \"1\", \"profile\": \"backend\", \"repo\": \"$REPO\", \"session\": \"$session\", \"integration\": \"main\", \"prefix\": \"claude/\", \"secret_names\": \"ANTHROPIC_API_KEY\", \"owner\": \"test@example.com\", \"gate_tries\": \"3\", \"ci_rounds\": \"0\", \"ci_settle\": \"300\", \"checks\": \"[]\", \"max_cost\": \"\", \"mcp\": \"\"}"
   run call_field Sandbox.create timeout
   assert_output 3600
 }
