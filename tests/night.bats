@@ -513,12 +513,12 @@ CURL
   printf '#!/bin/sh\necho 200\n' >"$TEST_DIR/bin/curl"
   chmod +x "$TEST_DIR/bin/curl"
   run --separate-stderr cr-e2b doctor --live
-  assert_output_contains "sandbox claude                   ok    2.1.332 (Claude Code stub)"
+  assert_output_contains "sandbox claude                     ok    2.1.332 (Claude Code stub)"
   rm "$TEST_DIR/bin/claude"  # a link to the stub: write a file of the test's own
   printf '#!/bin/sh\necho "2.1.197 (Claude Code)"\n' >"$TEST_DIR/bin/claude"
   chmod +x "$TEST_DIR/bin/claude"
   run --separate-stderr cr-e2b doctor --live
-  assert_output_contains "sandbox claude                   ok    2.1.197 (Claude Code); a worker runs this one, not the 2.1.332 cr-e2b was tested with"
+  assert_output_contains "sandbox claude                     ok    2.1.197 (Claude Code); a worker runs this one, not the 2.1.332 cr-e2b was tested with"
 }
 
 # Runs SCRIPT with the runner's judge and reset_time defined, for real: SCRIPT ARGS...

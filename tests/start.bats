@@ -480,8 +480,8 @@ cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.co
   printf '{"integration_brnach": "develop"}\n' >control-room.json
   run --separate-stderr cr-e2b doctor
   assert_failure 1
-  assert_output_contains "control-room.json                FAIL  control-room.json has an unknown key 'integration_brnach'"
+  assert_output_contains "control-room.json  FAIL  control-room.json has an unknown key 'integration_brnach'"
   printf '{"integration_branch": "develop", "checks": ["make test"]}\n' >control-room.json
   run --separate-stderr cr-e2b doctor
-  assert_output_contains "control-room.json                ok    read: checks, integration"
+  assert_output_contains "control-room.json  ok    read: checks, integration"
 }
