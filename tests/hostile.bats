@@ -193,6 +193,7 @@ cr-e2b: back in touch with sandbox sbx1 after 3 s" ] || { echo "$version: $stder
   run --separate-stderr cr-e2b brief --sandbox sbx1 --brief q.md --id ci-job-42 --json
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["turn"], d["already_queued"])' "$output"
   assert_output "3 True"
+  wait_idle
   run --separate-stderr cr-e2b brief --sandbox sbx1 --brief q.md --id ci-job-43
   assert_output "queued as turn 4, 0 ahead of it"
   wait_idle
