@@ -100,11 +100,12 @@ PY
 ['work'] ['fleet']"
 }
 
-@test "one worker runs per issue: the work job's concurrency group is keyed by the issue's number" {
+@test "one worker runs per issue, and a relabel waits for it: the work job's concurrency group is the issue's" {
   run in_workflow <<'PY'
-group = jobs["work"]["concurrency"]
-group = group["group"] if isinstance(group, dict) else group
-print("github.event.issue.number" in group, "cancel-in-progress" in str(jobs["work"]["concurrency"]))
+concurrency = jobs["work"]["concurrency"]
+if not isinstance(concurrency, dict):
+    concurrency = {"group": concurrency}
+print("github.event.issue.number" in concurrency["group"], concurrency.get("cancel-in-progress", False))
 PY
   assert_output "True False"
 }
