@@ -36,8 +36,14 @@ budgets_given() {
 
 # The spent records: "TURN TRY BY USD" lines.
 spent_records() {
-  sed -n 's/^{"turn":\([0-9]*\),"event":"spent","try":\([0-9]*\),"by":"\([a-z]*\)","usd":\([0-9.]*\)}$/\1 \2 \3 \4/p' \
+  sed -n 's/^{"turn":\([0-9]*\),"event":"spent","try":\([0-9]*\),"log_at":[0-9]*,"by":"\([a-z]*\)","usd":\([0-9.]*\)}$/\1 \2 \3 \4/p' \
     "${1:-$SBX}/.cr/turns.jsonl"
+}
+
+# Each try's limits of turn 1: "TRY NEXT_TRY TRIES WAIT REASON" lines.
+limits() {
+  turns_json | python3 -c 'import json, sys
+for l in json.load(sys.stdin)[0]["limits"]: print(l["try"], l["next_try"], l["tries"], l["wait_seconds"], l["reason"])'
 }
 
 @test "a turn that reaches the cap ends over budget, and the brief queued behind it is held, neither dropped nor run" {
@@ -127,6 +133,89 @@ third"
   sbx_runner drain
   run spent_records
   assert_output "1 1 result 0.100000"
+}
+
+@test "a refused resume and its retry are two runs, each counted: the retry's cost is not skipped" {
+  setup_runner
+  send "first" >/dev/null
+  idle
+  send "second STUB_REFUSE=1 STUB_COST=0.1" >/dev/null
+  idle
+  run spent_records
+  assert_output "1 1 result 0.050000
+2 1 tokens 0.000000
+2 1 result 0.100000"
+  run header spent
+  assert_output 0.15
+}
+
+@test "after a refused resume, a limit and a takeover, each run is counted once" {
+  setup_runner
+  watch on_limit wait limit_tries 3 limit_backoff 1 limit_margin 0
+  send "first" >/dev/null
+  idle
+  send "second STUB_REFUSE=1 STUB_LIMIT=1,1" >/dev/null
+  idle
+  # the dead runner's records of the turn's runs are there, their spent records too
+  sed -i '/"turn":2,"event":"ended"/d' "$SBX/.cr/turns.jsonl"
+  rm "$SBX/.cr/queue/000002.ended"
+  sbx_runner drain
+  run spent_records
+  assert_output "1 1 result 0.050000
+2 1 tokens 0.000000
+2 1 tokens 0.000000
+2 2 result 0.050000"
+}
+
+@test "a run a watchdog ended is priced from every token of its usage, a nested object before output_tokens or not" {
+  setup_runner
+  watch turn_idle 1
+  send "first" >/dev/null
+  idle
+  send "hangs STUB_HANG STUB_OUTPUT=9000" >/dev/null
+  idle
+  # 1,000 tokens in and 9,000 out at the first run's $0.05 for 1,010 tokens
+  run spent_records
+  assert_output "1 1 result 0.050000
+2 1 tokens 0.495049"
+}
+
+@test "a run that stops on a cap raised while it ran goes on under the new cap, its record naming the cap it was given" {
+  setup_runner
+  cap 0.1
+  hold_stub
+  send "first STUB_COST=0.1 STUB_BLOCK" >/dev/null
+  turn_started 1 "$SBX"
+  run sbx_runner budget add 1
+  assert_output_contains "max_cost 1.100000"
+  release_stub
+  idle
+  run turn_field state
+  assert_output ok
+  run budgets_given
+  assert_output "0.100000
+1.000000"
+  run limits
+  assert_output '1 2 2 0 given $0.1000 of a $0.10 cap, raised to $1.10 since'
+  run prompts_seen
+  assert_output "first STUB_COST=0.1 STUB_BLOCK
+(cr-e2b) The last request stopped on its budget, which has been raised since. Carry on with the same task from where you left off."
+  run spent_records
+  assert_output "1 1 result 0.100000
+1 2 result 0.100000"
+}
+
+@test "a run that stops on its cap, not raised, ends the turn over budget naming that cap" {
+  setup_runner
+  cap 0.1
+  hold_stub
+  send "first STUB_COST=0.1 STUB_BLOCK" >/dev/null
+  turn_started 1 "$SBX"
+  run sbx_runner budget set 0.05
+  release_stub
+  idle
+  run turn_field reason
+  assert_output 'over budget: spent $0.1000 of its $0.10 cap'
 }
 
 @test "each stop the verdict gate blocked is paid for: a turn blocked twice costs three requests" {
