@@ -84,10 +84,11 @@ second STUB_BLOCK"
 max_cost 0.1
 over_budget 1
 held 2
-queued 2"
+released 0"
   [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 1 ]
   run sbx_runner budget add 0.5
   assert_output_contains "max_cost 0.600000"
+  assert_output_contains "released 2"
   sbx_runner kick  # a second kick, as a retried raise would send, runs nothing twice
   idle
   run prompts_seen
@@ -264,14 +265,32 @@ print(s["spent_usd"], s["max_cost_usd"], s["worker"]["state"], s["last_turn"]["s
   run cr-e2b budget --sandbox sbx1
   assert_output '$0.1000 spent of the $0.08 cap, over budget: 1 brief held'
   run cr-e2b budget --sandbox sbx1 --add 1
-  assert_output '$0.1000 spent of the $1.08 cap; 1 queued turn runs now'
+  assert_output '$0.1000 spent of the $1.08 cap; 1 held brief runs now'
   wait_idle
   run cr-e2b wait --sandbox sbx1
   assert_success
   [ "$(cat "$CLAUDE_STUB_DIR"/calls/*/stdin | grep -c '^A question')" -eq 1 ]
   run cr-e2b budget --sandbox sbx1 --max-cost 2 --json
   run compact "$output"
-  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.15, "max_cost_usd": 2.0, "over_budget": false, "held": 0}'
+  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.15, "max_cost_usd": 2.0, "over_budget": false, "held": 0, "released": 0}'
+}
+
+@test "budget says only the held briefs a raise releases: a turn that runs was never held" {
+  make_repo
+  with_claude
+  printf 'Count the words. STUB_BLOCK\n' >block.md
+  hold_stub
+  run cr-e2b start --repo "$REPO" --profile backend --brief block.md --workdir repo --gate-tries 0 --max-cost 0.3
+  assert_success
+  turn_started 2
+  run cr-e2b budget --sandbox sbx1 --max-cost 0.45
+  assert_success
+  assert_output '$0.0500 spent of the $0.45 cap'
+  run cr-e2b budget --sandbox sbx1 --add 1 --json
+  run compact "$output"
+  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.05, "max_cost_usd": 1.45, "over_budget": false, "held": 0, "released": 0}'
+  release_stub
+  wait_idle
 }
 
 @test "budget checks its dollars before any call, and --add needs a cap to add to" {
@@ -349,5 +368,5 @@ print([(r["sandbox_id"], r["spent_usd"], r["max_cost_usd"], r["worker_state"], r
   assert_output_contains 'each copy inherits the $1.00 cap and the $0.1000 spent so far'
   run cr-e2b budget --sandbox sbx2 --json
   run compact "$output"
-  assert_output '{"sandbox_id": "sbx2", "spent_usd": 0.1, "max_cost_usd": 1.0, "over_budget": false, "held": 0}'
+  assert_output '{"sandbox_id": "sbx2", "spent_usd": 0.1, "max_cost_usd": 1.0, "over_budget": false, "held": 0, "released": 0}'
 }

@@ -238,6 +238,17 @@ bytes_down() {
   assert_output "lost 0.152688"
 }
 
+@test "status --json gives dollars to six places, never a float's noise" {
+  with_history
+  echo '{"turn":6,"event":"queued","at":"2026-11-29T10:10:00Z","prompt":"queue/000006.md","first_line":"x"}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  echo '{"turn":6,"event":"result","result":{"type":"result","is_error":false,"result":"done","total_cost_usd":0.5776319999999999}}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  echo '{"turn":6,"event":"ended","at":"2026-11-29T10:10:09Z","exit":0,"is_error":false,"denials":0,"log_end":0}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  run cr-e2b status --sandbox sbx1 --json
+  refute_output_contains 99999
+  run python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(d["session_cost_usd"], d["last_turn"]["session_cost_usd"])' "$output"
+  assert_output "0.577632 0.577632"
+}
+
 @test "status --turns lists every turn, and --json gives them as turn_list" {
   with_history
   run cr-e2b status --sandbox sbx1 --turns
