@@ -272,7 +272,7 @@ print(s["spent_usd"], s["max_cost_usd"], s["worker"]["state"], s["last_turn"]["s
   [ "$(cat "$CLAUDE_STUB_DIR"/calls/*/stdin | grep -c '^A question')" -eq 1 ]
   run cr-e2b budget --sandbox sbx1 --max-cost 2 --json
   run compact "$output"
-  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.15, "max_cost_usd": 2.0, "over_budget": false, "held": 0, "released": 0}'
+  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.15, "max_cost_usd": 2.0, "over_budget": false, "held": 0, "released": 0, "inherited_usd": {}}'
 }
 
 @test "budget says only the held briefs a raise releases: a turn that runs was never held" {
@@ -288,7 +288,7 @@ print(s["spent_usd"], s["max_cost_usd"], s["worker"]["state"], s["last_turn"]["s
   assert_output '$0.0500 spent of the $0.45 cap'
   run cr-e2b budget --sandbox sbx1 --add 1 --json
   run compact "$output"
-  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.05, "max_cost_usd": 1.45, "over_budget": false, "held": 0, "released": 0}'
+  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.05, "max_cost_usd": 1.45, "over_budget": false, "held": 0, "released": 0, "inherited_usd": {}}'
   release_stub
   wait_idle
 }
@@ -368,5 +368,29 @@ print([(r["sandbox_id"], r["spent_usd"], r["max_cost_usd"], r["worker_state"], r
   assert_output_contains 'each copy inherits the $1.00 cap and the $0.1000 spent so far'
   run cr-e2b budget --sandbox sbx2 --json
   run compact "$output"
-  assert_output '{"sandbox_id": "sbx2", "spent_usd": 0.1, "max_cost_usd": 1.0, "over_budget": false, "held": 0, "released": 0}'
+  assert_output '{"sandbox_id": "sbx2", "spent_usd": 0.1, "max_cost_usd": 1.0, "over_budget": false, "held": 0, "released": 0, "inherited_usd": {"sbx1": 0.1}}'
+}
+
+@test "list and start count a fork's inherited spend once, its copies' caps beyond it, through forks of forks" {
+  start_worker brief.md --max-cost 1 --gate-tries 0
+  wait_idle
+  run cr-e2b fork --sandbox sbx1 --count 2
+  assert_success
+  # what a run of sbx2's own adds (the fake's copies cannot resume the session)
+  echo '{"turn":2,"event":"spent","try":2,"log_at":99999,"by":"result","usd":0.050000}' >>"$(sandbox_home sbx2)/.cr/turns.jsonl"
+  run cr-e2b fork --sandbox sbx2 --count 1
+  assert_success
+  # sbx1's $0.10 in every copy, sbx2's $0.05 in sbx4; caps $1 and, beyond what each inherited, $0.90, $0.90, $0.85
+  run cr-e2b list --json
+  run python3 -c 'import json, sys; d = json.loads(sys.argv[1])
+print(d["totals"]["workers"], d["totals"]["spent_usd"], d["totals"]["max_cost_usd"])
+print(sorted((r["sandbox_id"], r["spent_usd"], r["inherited_usd"]) for r in d["sandboxes"]))' "$output"
+  assert_output "4 0.15 3.65
+[('sbx1', 0.1, {}), ('sbx2', 0.15, {'sbx1': 0.1}), ('sbx3', 0.1, {'sbx1': 0.1}), ('sbx4', 0.15, {'sbx1': 0.1, 'sbx2': 0.05})]"
+  run script -qec "cr-e2b list" /dev/null
+  run tail -n 1 <<<"$(printf '%s\n' "${lines[@]}" | tr -d '\r')"
+  assert_output '4 workers: $0.15 spent of $3.65 in caps, 0 over budget'
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --max-cost 3 --gate-tries 0 --check true
+  assert_success
+  [ "$stderr" = "cr-e2b: profile backend's 4 other workers have spent \$0.15 of \$3.65 in caps; this cap is this worker's own" ] || { echo "$stderr"; false; }
 }
