@@ -84,7 +84,8 @@ second STUB_BLOCK"
 max_cost 0.1
 over_budget 1
 held 2
-released 0"
+released 0
+inherited"
   [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 1 ]
   run sbx_runner budget add 0.5
   assert_output_contains "max_cost 0.600000"
