@@ -104,7 +104,7 @@ print(sorted(d["last_turn"]))
 print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["spent_usd"], d["max_cost_usd"], d["permission_denials"], d["turns"], d["work"])' "$output"
   assert_output <<'OUT'
 ['agent_version', 'checks', 'end_at', 'fork', 'gate_tries', 'last_turn', 'max_cost_usd', 'owner', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'spent_usd', 'start_max_cost_usd', 'started_at', 'state', 'turns', 'work', 'worker']
-['held', 'idle_seconds', 'limited', 'max_cost_usd', 'over_budget', 'queued', 'running_seconds', 'setup', 'since', 'spent_usd', 'state', 'turn']
+['held', 'idle_seconds', 'inherited_usd', 'limited', 'max_cost_usd', 'over_budget', 'queued', 'running_seconds', 'setup', 'since', 'spent_usd', 'state', 'turn']
 ['certified', 'ci', 'ci_rounds', 'denied', 'denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
 running idle 5 0.152688 0.409 None 1 5 {'workdir': 'repo', 'git': False}
 OUT
@@ -166,7 +166,7 @@ OUT
   run cr-e2b list --json
   assert_success
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d["sandboxes"][0]))' "$output"
-  assert_output "['branch', 'certified', 'end_at', 'exit_code', 'idle_seconds', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'worker_state']"
+  assert_output "['branch', 'certified', 'end_at', 'exit_code', 'idle_seconds', 'inherited_usd', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'worker_state']"
 }
 
 @test "list with no workers prints nothing and succeeds" {
