@@ -7,12 +7,14 @@ load test_helper
 # A worker of the fake with profile P whose turn 1 ended as given, with the
 # verdict gate's record if VERDICT is given (see verdict):
 #   fleet_worker PROFILE EXIT IS_ERROR LAST_LINE [REASON [DENIED_COMMAND [VERDICT]]]
-# The sandbox id is left in $made; FLEET_SANDBOX=ID makes an existing sandbox that worker.
+# The sandbox id is left in $made; FLEET_SANDBOX=ID makes an existing sandbox
+# that worker; FLEET_OWNER, if set, is a new one's owner.
 fleet_worker() {
   local home reason=null denials="" verdict="" first=brief
   made=${FLEET_SANDBOX:-}
   [ -n "$made" ] || made=$(python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
-    "profile": sys.argv[1], "repo": sys.argv[2], "session": "s"}).sandbox_id)' "$1" "${FLEET_REPO:-https://h/app.git}")
+    "profile": sys.argv[1], "repo": sys.argv[2], "session": "s", **({"owner": sys.argv[3]} if sys.argv[3] else {})}).sandbox_id)' \
+    "$1" "${FLEET_REPO:-https://h/app.git}" "${FLEET_OWNER:-}")
   # a verdict line's turn is of an EPIC brief of that epic
   [[ $4 =~ ^EPIC\ ([^ ]+)\  ]] && first="EPIC ${BASH_REMATCH[1]}: branch claude/${BASH_REMATCH[1]}, scope ., grants -"
   install_runner "$made"
@@ -479,6 +481,27 @@ sbx1  dead  dead runner: dead: turns are queued but no runner is alive (a brief 
   assert_success
   [ "$(sandbox_state sbx2)" = killed ]
   [ "$(sandbox_state sbx3)" = killed ]
+}
+
+@test "in GitHub Actions the owner is the workflow run: a job's --all is its own run's, --everyone reaches all" {
+  export GITHUB_ACTIONS=true GITHUB_REPOSITORY=acme/demo GITHUB_RUN_ID=11
+  run --separate-stderr cr-e2b start "${ok_args[@]}" --check true --dry-run --json
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["metadata"]["owner"])' "$output"
+  assert_output acme/demo/actions/runs/11
+  FLEET_OWNER=acme/demo/actions/runs/11 fleet_worker backend 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  FLEET_OWNER=acme/demo/actions/runs/12 fleet_worker backend 0 false "WORKER b READY"
+  export GITHUB_RUN_ID=12
+  run --separate-stderr cr-e2b wait --all --profile backend
+  assert_success  # run 11's BLOCKED worker is not run 12's
+  run cr-e2b kill --all --profile backend --force
+  assert_success
+  [ "$(sandbox_state sbx1)" = running ]
+  [ "$(sandbox_state sbx2)" = killed ]
+  CR_E2B_OWNER=acme/demo/actions/runs/11 run --separate-stderr cr-e2b wait --all
+  assert_failure 5
+  run cr-e2b kill --all --everyone --force
+  assert_success
+  [ "$(sandbox_state sbx1)" = killed ]
 }
 
 @test "start records who started the worker: CR_E2B_OWNER, else the git email" {
