@@ -35,6 +35,22 @@ EOF
   sleep 0.01  # started_at orders the rows
 }
 
+# One more turn of the last fleet_worker, ended as given:
+#   later_turn N FIRST_LINE LAST_LINE [IS_ERROR]
+later_turn() {
+  local home queued
+  home=$(sandbox_home "$made")
+  queued=$(printf %06d "$1")
+  echo "$2" >"$home/.cr/queue/$queued.md"
+  : >"$home/.cr/queue/$queued.ended"
+  cat >>"$home/.cr/turns.jsonl" <<EOF
+{"turn":$1,"event":"queued","at":"2026-11-29T11:00:00Z","prompt":"queue/$queued.md","first_line":"$2"}
+{"turn":$1,"event":"started","at":"2026-11-29T11:00:01Z","try":1,"flag":"--resume","log_at":0}
+{"turn":$1,"event":"result","result":{"type":"result","is_error":${4:-false},"result":"$3","total_cost_usd":0.5,"permission_denials":[]}}
+{"turn":$1,"event":"ended","at":"2026-11-29T11:00:09Z","exit":0,"is_error":${4:-false},"denials":0,"reason":null,"log_end":0}
+EOF
+}
+
 # The fleet's repository, which every later fleet_worker is started on: a bare
 # one (make_repo) whose claude/wc-1 is at READY_SHA; ready_worker claims it.
 fleet_repo() {
@@ -215,6 +231,30 @@ sbx1  backend  READY certified: claude/wc-3-count at $(git -C "$TEST_DIR/origin.
   assert_failure 4
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["last_turn"]["state"])' "$output"
   assert_output "over-limit over-limit"
+}
+
+@test "questions after an undelivered EPIC turn leave list and wait on its outcome, and list names the unpushed work until it is out" {
+  fleet_worker backend 0 false "EPIC wc-3 READY 4b825dc642cb https://github.com/you/app/pull/8" "" "git push origin claude/wc-3"
+  make_repo
+  git clone -q "$REPO" "$(sandbox_home sbx1)/repo"
+  git -C "$(sandbox_home sbx1)/repo" checkout -q -b claude/wc-3
+  git -C "$(sandbox_home sbx1)/repo" commit -q --allow-empty -m count
+  for n in 2 3 4; do later_turn "$n" "what is left to do?" "nothing"; done
+  run cr-e2b list
+  rows | assert_output_lines "sbx1  backend  claude/wc-3  4 turns  \$0.50  N left  undelivered: denied git push origin claude/wc-3 · 1 unpushed commit"
+  run --separate-stderr cr-e2b wait sbx1
+  assert_failure 8
+  [ "$stderr" = "cr-e2b: turn 1 ended but its work was not delivered: denied git push origin claude/wc-3 (see: cr-e2b diff --sandbox sbx1)" ]
+  later_turn 5 "EPIC wc-3: branch claude/wc-3, scope ., grants -" "EPIC wc-3 BLOCKED needs the staging key"
+  later_turn 6 "why?" "the key"
+  run cr-e2b list
+  assert_output_contains "  BLOCKED: needs the staging key · 1 unpushed commit"
+  git -C "$(sandbox_home sbx1)/repo" push -q origin claude/wc-3
+  run cr-e2b list
+  [[ "$output" == *"  BLOCKED: needs the staging key" ]]
+  later_turn 7 "and now?" "API Error: 500" true
+  run cr-e2b wait sbx1
+  assert_failure 4  # a failed question shows
 }
 
 @test "--until-idle without --watch is refused" {
