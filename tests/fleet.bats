@@ -552,3 +552,78 @@ sbx1  dead  dead runner: dead: turns are queued but no runner is alive (a brief 
   run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["metadata"]["owner"])' "$output"
   assert_output ci-night
 }
+
+# The end of sbx1's life, as e2b's info gives it.
+end_at() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end_at"])' "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json"; }
+
+@test "list --watch --pause-settled pauses a settled worker once it has been idle that long, not before, keeping its time left" {
+  fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  before=$(end_at)
+  cr-e2b list --watch --until-idle --interval 0.2 --pause-settled 3 >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+  pid=$!
+  eventually "a first look" test -s "$TEST_DIR/out"
+  sleep 1
+  [ "$(sandbox_state sbx1)" = running ]
+  status=0
+  wait "$pid" || status=$?
+  assert_failure 5  # --until-idle: the outcome it was paused for
+  [ "$(sandbox_state sbx1)" = paused ]
+  [ "$(end_at)" = "$before" ]
+  run cat "$TEST_DIR/err"
+  assert_output "cr-e2b: sandbox sbx1 paused: settled (BLOCKED) and idle for 3 s; its time left kept, a brief resumes it"
+  run sed -E 's/^[0-9:]{8}  //' "$TEST_DIR/out"
+  assert_output "sbx1  blocked  BLOCKED: needs the staging key
+sbx1  blocked  paused: BLOCKED: needs the staging key"
+  run cr-e2b brief sbx1 --brief brief.md
+  assert_success
+  [ "$(sandbox_state sbx1)" = running ]
+}
+
+@test "--pause-settled leaves running a worker with a queued brief or a running turn, a READY whose pull request is not green yet, and a colleague's" {
+  github_repo
+  github_api
+  for n in 1 2; do
+    git -C "$TEST_DIR/src" checkout -q -b "claude/wc-$n" main
+    git -C "$TEST_DIR/src" commit -q --allow-empty -m "wc-$n"
+    git -C "$TEST_DIR/src" push -q "$TEST_DIR/origin.git" "claude/wc-$n"
+    sha[n]=$(git -C "$TEST_DIR/src" rev-parse HEAD)
+  done
+  github_pulls "[$(pull 7 claude/wc-1 "${sha[1]}" OPEN main false PENDING), $(pull 8 claude/wc-2 "${sha[2]}" OPEN main false SUCCESS)]"
+  FLEET_REPO=https://github.com/acme/demo.git
+  fleet_worker green 0 false "EPIC wc-2 READY ${sha[2]} https://github.com/acme/demo/pull/8"
+  fleet_worker pending 0 false "EPIC wc-1 READY ${sha[1]} https://github.com/acme/demo/pull/7"
+  fleet_worker running 0 false "EPIC wc-3 BLOCKED needs the staging key"
+  running_turn
+  fleet_worker queued 0 false "EPIC wc-3 BLOCKED needs the staging key"
+  echo next >"$(sandbox_home "$made")/.cr/queue/000002.md"
+  bash -c 'exec -a "runner drain" sleep 60' &
+  echo $! >"$(sandbox_home "$made")/.cr/runner.pid"
+  FLEET_OWNER=colleague@example.com fleet_worker theirs 0 false "EPIC wc-3 BLOCKED needs the staging key"
+  run --separate-stderr timeout -s INT 6 cr-e2b list --watch --interval 0.2 --pause-settled 1
+  [ "$stderr" = "cr-e2b: sandbox sbx1 paused: settled (READY) and idle for 1 s; its time left kept, a brief resumes it" ]
+  [ "$(sandbox_state sbx1)" = paused ]
+  for sandbox in sbx2 sbx3 sbx4 sbx5; do
+    [ "$(sandbox_state "$sandbox")" = running ]
+  done
+}
+
+@test "wait --all --pause-settled pauses each worker once settled that long and exits by their outcomes; --timeout first leaves one running" {
+  fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  fleet_worker failed 1 true "API Error: 500"
+  run --separate-stderr cr-e2b wait --all --interval 0.2 --pause-settled 1 --json
+  assert_failure 4
+  [ "$(grep -c ' paused: settled (' <<<"$stderr")" -eq 2 ]
+  run python3 -c 'import json,sys; [print(w["sandbox_id"], w["outcome"], w["paused"]) for w in json.loads(sys.argv[1])["workers"]]' "$output"
+  assert_output "sbx1 blocked True
+sbx2 failed True"
+  [ "$(sandbox_state sbx1)" = paused ]
+  [ "$(sandbox_state sbx2)" = paused ]
+  fleet_worker later 0 false "EPIC wc-4 BLOCKED needs the staging key"
+  run --separate-stderr cr-e2b wait "$made" --pause-settled 30 --timeout 2
+  assert_failure 5
+  [ "$(sandbox_state "$made")" = running ]
+  run --separate-stderr cr-e2b list --pause-settled 1
+  assert_failure 2
+  assert_output ""
+  [ "$stderr" = "cr-e2b: --pause-settled goes with --watch" ]
+}
