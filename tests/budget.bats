@@ -268,8 +268,10 @@ print(s["spent_usd"], s["max_cost_usd"], s["worker"]["state"], s["last_turn"]["s
   run cr-e2b budget --sandbox sbx1 --add 1
   assert_output '$0.1000 spent of the $1.08 cap; 1 held brief runs now'
   wait_idle
-  run cr-e2b wait --sandbox sbx1
-  assert_success
+  # the question ran; the EPIC turn its cap stopped still stands
+  run --separate-stderr cr-e2b wait --sandbox sbx1
+  assert_failure 4
+  [ "$stderr" = 'cr-e2b: turn 2 ended over budget: spent $0.1000 of its $0.08 cap; the cap is raised since: a brief of its epic carries the work on' ]
   [ "$(cat "$CLAUDE_STUB_DIR"/calls/*/stdin | grep -c '^A question')" -eq 1 ]
   run cr-e2b budget --sandbox sbx1 --max-cost 2 --json
   run compact "$output"
