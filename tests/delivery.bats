@@ -131,13 +131,24 @@ OUT
   echo more >>"$(workdir)/README"
   FAKE_E2B_FAIL=read-damaged:save.tar.gz run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
   assert_failure 7
-  assert_output "cr-e2b: sandbox sbx1: the archive of its work arrived damaged (unexpected end of data); nothing was saved into $TEST_DIR/saved and the sandbox was not killed; try again"
+  assert_output "cr-e2b: sandbox sbx1: the archive of its work arrived damaged (cut short); nothing was saved into $TEST_DIR/saved and the sandbox was not killed; try again"
   run ls -A "$TEST_DIR/saved"
   assert_output ""
   [ "$(sandbox_state)" = running ]
   run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
   assert_success
   [ "$(sandbox_state)" = killed ]
+}
+
+@test "kill --save whose archive arrives whole but for its last bytes is damaged too: nothing is killed" {
+  idle_worker
+  commit_in_worker 42
+  FAKE_E2B_FAIL=read-short:save.tar.gz:8 run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
+  assert_failure 7
+  assert_output "cr-e2b: sandbox sbx1: the archive of its work arrived damaged (cut short); nothing was saved into $TEST_DIR/saved and the sandbox was not killed; try again"
+  run ls -A "$TEST_DIR/saved"
+  assert_output ""
+  [ "$(sandbox_state)" = running ]
 }
 
 @test "kill --save of a paused sandbox whose archive arrives damaged pauses it again" {
