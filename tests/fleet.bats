@@ -607,6 +607,22 @@ sbx1  blocked  paused: BLOCKED: needs the staging key"
   done
 }
 
+@test "a settled worker e2b will not pause is tried three looks in all, then left running, and the watch ends" {
+  fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  FAKE_E2B_FAIL=pause-refused run --separate-stderr timeout 20 cr-e2b list --watch --until-idle --interval 0.2 --pause-settled 0
+  assert_failure 5
+  [ "${#stderr_lines[@]}" -eq 3 ]
+  [ "${stderr_lines[2]}" = "cr-e2b: sandbox sbx1 is settled (BLOCKED) but could not be paused: sandbox sbx1: failed to pause sandbox sbx1; after 3 tries it is left running" ]
+  [ "$(sandbox_state sbx1)" = running ]
+}
+
+@test "wait --pause-settled never pauses a colleague's worker, even named" {
+  FLEET_OWNER=colleague@example.com fleet_worker theirs 0 false "EPIC wc-3 BLOCKED needs the staging key"
+  run --separate-stderr cr-e2b wait "$made" --interval 0.2 --pause-settled 0
+  assert_failure 5
+  [ "$(sandbox_state "$made")" = running ]
+}
+
 @test "wait --all --pause-settled pauses each worker once settled that long and exits by their outcomes; --timeout first leaves one running" {
   fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
   fleet_worker failed 1 true "API Error: 500"
