@@ -497,7 +497,7 @@ while pages.has_next:
 sbx1  dead  dead runner: dead: turns are queued but no runner is alive (a brief restarts it)"
 }
 
-@test "--all is the caller's own workers, --everyone widens it, and list names a colleague's owner" {
+@test "--all is the caller's own workers, --everyone widens it, list --mine keeps them, and list names a colleague's owner" {
   for owner in test@example.com colleague@example.com; do
     python3 -c 'import sys, e2b; e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": "backend",
       "repo": "https://h/app.git", "session": "s", "owner": sys.argv[1]})' "$owner"
@@ -508,6 +508,10 @@ sbx1  dead  dead runner: dead: turns are queued but no runner is alive (a brief 
   assert_output_contains "sbx2  backend"
   assert_output_contains "(owner colleague@example.com)"
   [ "$(grep -c '(owner ' <<<"$output")" -eq 1 ]
+  run cr-e2b list --mine
+  refute_output_contains "sbx2"
+  assert_output_contains "sbx1  backend"
+  assert_output_contains "sbx3  "
   run cr-e2b kill --all --profile backend --force
   assert_success
   [ "$(sandbox_state sbx1)" = killed ]
