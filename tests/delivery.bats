@@ -381,6 +381,33 @@ print(len(out), max(out))' "$FAKE_E2B_DIR/calls.jsonl"
   [ "$longest" -lt 8192 ]
 }
 
+# Puts a filter (sed expression) over what the sandbox's runner answers to work.
+filter_runner() {
+  local runner="$(sandbox_home)/.cr/runner"
+  mv "$runner" "$runner.real"
+  printf '#!/usr/bin/env bash\nif [ "$1" = work ]; then bash "$0.real" "$@" | sed -E %q; else exec bash "$0.real" "$@"; fi\n' "$1" >"$runner"
+}
+
+@test "diff refuses a change file the sandbox names outside its own, and asks for nothing more" {
+  idle_worker
+  echo change >>"$(workdir)/README"
+  filter_runner 's/^diff_file .*/diff_file ..\/..\/etc\/passwd/'
+  CR_E2B_CHUNK_BYTES=16 run --separate-stderr cr-e2b diff --sandbox sbx1
+  assert_failure 1
+  [ "$stderr" = "cr-e2b: sandbox sbx1: unreadable answer from the runner" ]
+  run grep -c diffpiece "$FAKE_E2B_DIR/calls.jsonl"
+  assert_output 0
+}
+
+@test "diff of a worker whose runner is older than its pieces says so" {
+  idle_worker
+  echo change >>"$(workdir)/README"
+  filter_runner '/^diff_(file|size) /d'
+  run --separate-stderr cr-e2b diff --sandbox sbx1
+  assert_failure 1
+  [ "$stderr" = "cr-e2b: sandbox sbx1 was started by an older cr-e2b, whose runner sends a change whole: diff it with that release" ]
+}
+
 @test "a key in a diff is masked where a piece cuts it" {
   idle_worker
   for _ in $(seq 400); do printf '%s' "$MODEL_KEY_VALUE"; done >"$(workdir)/keys.txt"
