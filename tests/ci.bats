@@ -216,6 +216,19 @@ EOF
   grep -q "This one." "$(round_file 3)"
 }
 
+@test "a writer's review after the last round is changes requested, and ends the watch: no round more" {
+  ROUNDS=1 setup_ci
+  printf 'rounds 1\nfailing test\n' >"$SBX/.cr/ci-wc-3"
+  inline_comments ""
+  pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]" "[$(review "$(date -u +%Y-%m-%dT%H:%M:%SZ)" OWNER o CHANGES_REQUESTED "No.")]"
+  HOME="$SBX" run timeout 20 bash "$SBX/.cr/ci" watch
+  assert_success
+  run ci_states
+  assert_output "changes-requested 1/1 - null"
+  [ ! -e "$(round_file 3)" ]
+  [ ! -e "$SBX/.cr/ci-target" ]
+}
+
 @test "a comment from before the READY starts no round" {
   setup_ci
   comments='[{"createdAt": "2020-01-01T00:00:00Z", "authorAssociation": "OWNER", "author": {"login": "o"}, "body": "old"}]'
