@@ -445,6 +445,43 @@ ci_record() {
   [[ "$output" == *"left  changes requested" ]]
 }
 
+# Turn N of the worker in $made answering a round: a READY the gate passed, after the
+# watch's record of the round on turn N-1: round_turn N ROUND STATE FAILING_JSON LAST_LINE
+round_turn() {
+  local home
+  home=$(sandbox_home "$made")
+  printf 'round\n' >"$home/.cr/queue/$(printf %06d "$1").md"
+  : >"$home/.cr/queue/$(printf %06d "$1").ended"
+  cat >>"$home/.cr/turns.jsonl" <<EOF
+{"turn":$(($1 - 1)),"event":"ci","at":"2026-11-29T1$2:01:00Z","state":"$3","head":"x","pr":"u","round":$2,"rounds":3,"failing":$4,"queued":$1,"seen":null}
+{"turn":$1,"event":"queued","at":"2026-11-29T1$2:02:00Z","prompt":"queue/00000$1.md","first_line":"$EPIC_BRIEF"}
+{"turn":$1,"event":"started","at":"2026-11-29T1$2:02:01Z","try":1,"flag":"--resume","log_at":0}
+{"turn":$1,"event":"result","result":{"type":"result","is_error":false,"result":"$5","total_cost_usd":0.5}}
+{"turn":$1,"event":"verdict","at":"2026-11-29T1$2:02:08Z","verdict":"ready","ok":true,"by":"hook","blocks":0,"sha":"","head":"","branch":"$BRANCH","pull_request":"","pr_checked":true,"checks":[],"reasons":[]}
+{"turn":$1,"event":"ended","at":"2026-11-29T1$2:02:09Z","exit":0,"is_error":false,"denials":0,"reason":null,"log_end":0}
+EOF
+}
+
+@test "status lists each round of the epic with what started it and what the worker answered, the earlier turns' too" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS)]"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
+  round_turn 3 1 round '["test", "lint"]' "Fixed.\nEPIC wc-3 READY 1111111 https://github.com/acme/demo/pull/12"
+  round_turn 4 2 review '[]' "$(ready "$sha")"
+  printf '{"turn":4,"event":"ci","at":"2026-11-29T12:05:00Z","state":"green","head":"x","pr":"u","round":2,"rounds":3,"failing":[],"queued":null,"seen":null}\n' \
+    >>"$(sandbox_home "$made")/.cr/turns.jsonl"
+  run cr-e2b status --sandbox "$made"
+  assert_success
+  run grep -E '^(ci|round) ' <<<"$output"
+  assert_output <<EOF
+ci        green
+round 1   of 3: checks test, lint failed at 2026-11-29T11:01:00Z; turn 3 ok: EPIC wc-3 READY 1111111 https://github.com/acme/demo/pull/12
+round 2   of 3: a writer's review or comment at 2026-11-29T12:01:00Z; turn 4 ok: $(ready "$sha")
+EOF
+}
+
 @test "GitHub's API answering with a redirect does not take the token elsewhere: the redirect is not followed" {
   github_repo
   github_api
