@@ -136,6 +136,23 @@ red 1/3 test null"
   [ ! -e "$SBX/.cr/ci-target" ]
 }
 
+@test "a green between two reds starts the same failing set's count again: the rounds go on" {
+  ROUNDS=3 setup_ci
+  HEAD_C=cccccccccccccccccccccccccccccccccccccccc
+  pr "$HEAD_A" "[$(check test COMPLETED FAILURE)]"
+  watch_ci
+  eventually "round 1" has_state round
+  answered 3 "$HEAD_B" "[$(check test COMPLETED SUCCESS)]"
+  eventually "green" has_state green
+  answered 4 "$HEAD_C" "[$(check test COMPLETED FAILURE)]"
+  eventually "round 2" has_state "round 2/3"
+  stop_ci
+  run ci_states
+  assert_output "round 1/3 test 3
+green 1/3 - null
+round 2/3 test 4"
+}
+
 @test "after the last round a red check is ci red, the count surviving a new watch" {
   ROUNDS=1 setup_ci
   pr "$HEAD_A" "[$(check test COMPLETED FAILURE)]"
@@ -302,6 +319,26 @@ STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
   run sed -n 2p "$SBX/.cr/ci-target"
   assert_output "$URL"
   run grep -c '"event":"ci","at"' "$SBX/.cr/turns.jsonl"
+  assert_output 1
+}
+
+@test "a writer's comment posted while the watched turn ran comes back as a round: it never reached its worker" {
+  setup_ci
+  rm "$SBX/.cr/setup-pending" "$SBX/.cr/ci-target"
+  echo 'gate_tries 1' >>"$SBX/.cr/watch"
+  cat >"$SBX/.cr/gate" <<GATE
+n=\$((10#\${2##*/}))
+printf '{"turn":%s,"event":"verdict","at":"x","verdict":"ready","ok":true,"by":"after","pull_request":"$URL"}\n' "\$n" >>"\$HOME/.cr/turns.jsonl"
+: >"\$2.verdict"
+GATE
+  during=$(date -u -d '+1 second' +%Y-%m-%dT%H:%M:%SZ)
+  pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]" "[]" \
+    "[{\"createdAt\": \"$during\", \"authorAssociation\": \"MEMBER\", \"author\": {\"login\": \"m\"}, \"body\": \"Rename it.\"}]"
+  send "EPIC wc-3: branch $BRANCH, scope src/, grants tests/
+STUB_SLEEP=3
+STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
+  eventually "a round" has_state review
+  run grep -c "Rename it." "$(round_file 4)"
   assert_output 1
 }
 
