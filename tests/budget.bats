@@ -246,7 +246,7 @@ print([(r["sandbox_id"], r["spent_usd"], r["max_cost_usd"], r["worker_state"], r
   wait_idle
   run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --max-cost 3 --gate-tries 0 --check true
   assert_success
-  [ "$stderr" = "cr-e2b: profile backend's 1 other worker has spent \$0.10; this cap is this worker's own" ] || { echo "$stderr"; false; }
+  [ "$stderr" = "cr-e2b: warning: profile backend's 1 other worker has spent \$0.10; this cap is this worker's own" ] || { echo "$stderr"; false; }
   run --separate-stderr cr-e2b start --repo "$REPO" --profile docs --brief brief.md --workdir repo --max-cost 3 --gate-tries 0 --check true
   assert_success
   [ -z "$stderr" ]

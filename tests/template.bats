@@ -258,8 +258,8 @@ OUT
   export FAKE_E2B_FAIL=build-network:2
   run --separate-stderr cr-e2b template build --name acme
   assert_success
-  [[ "$stderr" == *"cr-e2b: lost touch with the build build1 (cannot reach e2b (network): [Errno 111] Connection refused); retrying for up to 120 s"* ]]
-  [[ "$stderr" == *"cr-e2b: back in touch with the build build1 after"* ]]
+  [[ "$stderr" == *"cr-e2b: warning: lost touch with the build build1 (cannot reach e2b (network): [Errno 111] Connection refused); retrying for up to 120 s"* ]]
+  [[ "$stderr" == *"cr-e2b: warning: back in touch with the build build1 after"* ]]
 }
 
 @test "Ctrl-C stops the watching, says the build goes on and names it" {
