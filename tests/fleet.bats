@@ -116,7 +116,7 @@ sbx13  rejected     -  1 turn   $0.50  N left  undelivered: claude/wc-5 is not o
 sbx12  unverified   -  1 turn   $0.50  N left  undelivered: claude/wc-4 is not on T/origin
 sbx11  silent       -  -        -      N left  unreachable: no answer in 2 s
 sbx10  paused       -  -        -      N left  paused
-sbx9   setup        -  1 turn   $0.50  N left  setup failed: setup failed at step clone: nothing will run
+sbx9   setup        -  1 turn   $0.50  N left  setup failed: at step clone: nothing will run
 sbx8   dead         -  1 turn   $0.50  N left  dead runner: turns are queued but no runner is alive (a brief restarts it)
 sbx7   running      -  2 turns  $0.50  N left  running: turn 2 for 12m, last output 2m ago
 sbx6   undelivered  -  1 turn   $0.50  N left  undelivered: denied git push origin claude/wc-3
