@@ -170,7 +170,7 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
   start_worker failing.md
   wait_for
   assert_failure 4
-  assert_output "cr-e2b: turn 2 failed: exit 2"
+  assert_output "cr-e2b: turn 2 failed: Claude Code exit 2"
 }
 
 @test "wait exits 5 when the last turn ended BLOCKED" {
