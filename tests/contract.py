@@ -9,6 +9,7 @@ Prints one line per check and exits 1 if any fails (or the SDK won't import).
 """
 
 import dataclasses
+import importlib
 import inspect
 import os
 import sys
@@ -37,13 +38,16 @@ def names_of(target):
 
 def resolve(module, dotted):
     """Follows a path like Sandbox.files.write_files, through typed properties,
-    and like Template.from_template().run_cmd, through what a call returns."""
+    like Template.from_template().run_cmd, through what a call returns, and
+    like api.client_sync.get_api_client, through submodules."""
     target = module
     for part in dotted.split("."):
         called = part.endswith("()")
         part = part[:-2] if called else part
         attribute = inspect.getattr_static(target, part, None) if inspect.isclass(target) else None
-        if isinstance(attribute, property):
+        if inspect.ismodule(target) and not hasattr(target, part):  # a submodule not imported yet
+            target = importlib.import_module(f"{target.__name__}.{part}")
+        elif isinstance(attribute, property):
             target = typing.get_type_hints(attribute.fget)["return"]
         else:
             target = getattr(target, part)

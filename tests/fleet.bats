@@ -7,10 +7,11 @@ load test_helper
 # A worker of the fake with profile P whose turn 1 ended as given, with the
 # verdict gate's record if VERDICT is given (see verdict):
 #   fleet_worker PROFILE EXIT IS_ERROR LAST_LINE [REASON [DENIED_COMMAND [VERDICT]]]
-# The sandbox id is left in $made.
+# The sandbox id is left in $made; FLEET_SANDBOX=ID makes an existing sandbox that worker.
 fleet_worker() {
   local home reason=null denials="" verdict="" first=brief
-  made=$(python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
+  made=${FLEET_SANDBOX:-}
+  [ -n "$made" ] || made=$(python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
     "profile": sys.argv[1], "repo": sys.argv[2], "session": "s"}).sandbox_id)' "$1" "${FLEET_REPO:-https://h/app.git}")
   # a verdict line's turn is of an EPIC brief of that epic
   [[ $4 =~ ^EPIC\ ([^ ]+)\  ]] && first="EPIC ${BASH_REMATCH[1]}: branch claude/${BASH_REMATCH[1]}, scope ., grants -"
@@ -379,17 +380,18 @@ Sandbox.kill"
   assert_output_contains "  \$ cr-e2b wait ID1 ID2 --json"
 }
 
-@test "peeks that do not answer are cut off from when the look began, a late answer changes nothing, and a hung one is not started again" {
+@test "each peek that does not answer is cut off at its own deadline, a late answer changes nothing, and a hung one is not started again" {
+  # the calls that never answer hold every slot first: the others wait for one, and still answer
   run env PYTHONPATH="$ROOT" python3 -c 'import threading, time, cr_e2b
 release = threading.Event()
 def slow(i):
     release.wait(10)
     return f"late {i}"
 began = time.monotonic()
-calls = [lambda i=i: f"fast {i}" for i in range(7)] + [lambda i=i: slow(i) for i in range(33)]
+calls = [lambda i=i: slow(i) for i in range(33)] + [lambda i=i: f"fast {i}" for i in range(7)]
 answers = cr_e2b.in_parallel(calls, limit=32, timeout=1)
 took = time.monotonic() - began
-print(took < 8, sum(isinstance(a, TimeoutError) for a in answers), answers[:2])  # not the 10 s
+print(took < 8, sum(isinstance(a, TimeoutError) for a in answers), answers[33:35])  # not the 10 s
 release.set(); time.sleep(0.3)
 print(sum(isinstance(a, TimeoutError) for a in answers))'
   assert_output "True 33 ['fast 0', 'fast 1']
@@ -407,6 +409,28 @@ no answer yet to an earlier look
 no answer yet to an earlier look"
   run call_field Sandbox.connect sandbox_id
   [ "${#lines[@]}" -eq 1 ]
+}
+
+@test "list shows the state of every worker that answers, however many never do" {
+  fleet_repo
+  python3 -c 'import sys, e2b
+for _ in range(40):
+    e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": "w", "repo": sys.argv[1], "session": "s"})' "$FLEET_REPO"
+  # the 33 e2b lists first never answer: more than list peeks at once, ahead of the 7 that do
+  mapfile -t listed < <(python3 -c 'import e2b
+pages = e2b.Sandbox.list()
+while pages.has_next:
+    for info in pages.next_items(): print(info.sandbox_id)')
+  for sandbox in "${listed[@]:0:33}"; do : >"$FAKE_E2B_DIR/sandboxes/$sandbox/silent"; done
+  for sandbox in "${listed[@]:33}"; do FLEET_SANDBOX=$sandbox fleet_worker w 0 false "WORKER w READY"; done
+  export CR_E2B_PEEK_SECONDS=1
+  run cr-e2b list
+  assert_success
+  shown=$output
+  run grep -c '  idle$' <<<"$shown"
+  assert_output 7
+  run grep -c '  unreachable: no answer in 1 s$' <<<"$shown"
+  assert_output 33
 }
 
 @test "kill over several workers prints each one's line in order, whatever went wrong with one" {

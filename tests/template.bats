@@ -76,6 +76,63 @@ JSON
   [[ "$stderr" == "building acme from claude: template tpl-acme, build build1"* ]]
 }
 
+# The output with each time e2b gave as T.
+timeless() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}/T/g' <<<"$1"; }
+
+@test "a build over a name the team has is refused in one look, before any build, unless --force" {
+  with_tools
+  run cr-e2b template build --name acme
+  assert_success
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run --separate-stderr cr-e2b template build --name acme --run 'echo new'
+  assert_failure 9
+  assert_one_error_line
+  timeless "$output" | assert_output_lines "cr-e2b: template acme exists (build build1 of T): a build replaces what start --template acme starts from; --force builds it all the same"
+  run calls
+  assert_output "Template.get_tags"
+  run --separate-stderr cr-e2b template build --name acme --run 'echo new' --force
+  assert_success
+  timeless "$(head -n 1 <<<"$stderr")" | assert_output_lines "cr-e2b: replacing template acme (build build1 of T)"
+  run call_field Template.build_in_background name
+  assert_output '"acme"'
+}
+
+@test "a new tag of a template the team has is built without a word; the same tag again is refused" {
+  with_tools
+  run cr-e2b template build --name acme
+  run --separate-stderr cr-e2b template build --name acme:v2
+  assert_success
+  [[ "$stderr" == "building acme:v2 from claude: template tpl-acme, build build2"* ]]
+  run --separate-stderr cr-e2b template build --name acme:v2
+  assert_failure 9
+  assert_one_error_line
+  timeless "$output" | assert_output_lines "cr-e2b: template acme:v2 exists (build build2 of T): a build replaces what start --template acme:v2 starts from; --force builds it all the same"
+}
+
+@test "template list shows the team's templates, the last built first; a terminal gets a header" {
+  with_tools
+  run cr-e2b template build --name acme-py --cpu 4 --memory 4096
+  run cr-e2b template build --name acme-node
+  run cr-e2b template list
+  assert_success
+  timeless "$output" | assert_output_lines "acme-node  tpl-acme-node  ready  2 vCPU, 512 MB   T
+acme-py    tpl-acme-py    ready  4 vCPU, 4096 MB  T"
+  run script -qec "cr-e2b template list" /dev/null
+  timeless "${output//$'\r'/}" | head -n 1 | assert_output_lines "NAME       ID             STATUS  SIZE             BUILT"
+}
+
+@test "template list --json gives each template's name, id, status, size and times" {
+  with_tools
+  run cr-e2b template build --name acme --cpu 4 --memory 4096
+  run cr-e2b template list --json
+  assert_success
+  run python3 -c 'import json,sys; t=json.load(sys.stdin)["templates"]
+print(len(t), *(t[0][k] for k in ("name", "template_id", "build_status", "cpu_count", "memory_mb", "spawn_count")))
+print(t[0]["created_at"] <= t[0]["updated_at"], t[0]["last_spawned_at"])' <<<"$output"
+  assert_output "1 acme tpl-acme ready 4 4096 0
+True None"
+}
+
 @test "piped, every line of the build's log is shown as it comes, while the build runs" {
   with_tools
   export FAKE_E2B_BUILD_HOLD="$TEST_DIR/go"
@@ -388,3 +445,5 @@ OUT
   done
   no_sdk_calls
 }
+
+assert_output_lines() { output=$(cat); assert_output "$1"; }
