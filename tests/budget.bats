@@ -36,8 +36,14 @@ budgets_given() {
 
 # The spent records: "TURN TRY BY USD" lines.
 spent_records() {
-  sed -n 's/^{"turn":\([0-9]*\),"event":"spent","try":\([0-9]*\),"by":"\([a-z]*\)","usd":\([0-9.]*\)}$/\1 \2 \3 \4/p' \
+  sed -n 's/^{"turn":\([0-9]*\),"event":"spent","try":\([0-9]*\),"log_at":[0-9]*,"by":"\([a-z]*\)","usd":\([0-9.]*\)}$/\1 \2 \3 \4/p' \
     "${1:-$SBX}/.cr/turns.jsonl"
+}
+
+# Each try's limits of turn 1: "TRY NEXT_TRY TRIES WAIT REASON" lines.
+limits() {
+  turns_json | python3 -c 'import json, sys
+for l in json.load(sys.stdin)[0]["limits"]: print(l["try"], l["next_try"], l["tries"], l["wait_seconds"], l["reason"])'
 }
 
 @test "a turn that reaches the cap ends over budget, and the brief queued behind it is held, neither dropped nor run" {
@@ -78,10 +84,12 @@ second STUB_BLOCK"
 max_cost 0.1
 over_budget 1
 held 2
-queued 2"
+released 0
+inherited"
   [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 1 ]
   run sbx_runner budget add 0.5
   assert_output_contains "max_cost 0.600000"
+  assert_output_contains "released 2"
   sbx_runner kick  # a second kick, as a retried raise would send, runs nothing twice
   idle
   run prompts_seen
@@ -127,6 +135,89 @@ third"
   sbx_runner drain
   run spent_records
   assert_output "1 1 result 0.100000"
+}
+
+@test "a refused resume and its retry are two runs, each counted: the retry's cost is not skipped" {
+  setup_runner
+  send "first" >/dev/null
+  idle
+  send "second STUB_REFUSE=1 STUB_COST=0.1" >/dev/null
+  idle
+  run spent_records
+  assert_output "1 1 result 0.050000
+2 1 tokens 0.000000
+2 1 result 0.100000"
+  run header spent
+  assert_output 0.15
+}
+
+@test "after a refused resume, a limit and a takeover, each run is counted once" {
+  setup_runner
+  watch on_limit wait limit_tries 3 limit_backoff 1 limit_margin 0
+  send "first" >/dev/null
+  idle
+  send "second STUB_REFUSE=1 STUB_LIMIT=1,1" >/dev/null
+  idle
+  # the dead runner's records of the turn's runs are there, their spent records too
+  sed -i '/"turn":2,"event":"ended"/d' "$SBX/.cr/turns.jsonl"
+  rm "$SBX/.cr/queue/000002.ended"
+  sbx_runner drain
+  run spent_records
+  assert_output "1 1 result 0.050000
+2 1 tokens 0.000000
+2 1 tokens 0.000000
+2 2 result 0.050000"
+}
+
+@test "a run a watchdog ended is priced from every token of its usage, a nested object before output_tokens or not" {
+  setup_runner
+  watch turn_idle 1
+  send "first" >/dev/null
+  idle
+  send "hangs STUB_HANG STUB_OUTPUT=9000" >/dev/null
+  idle
+  # 1,000 tokens in and 9,000 out at the first run's $0.05 for 1,010 tokens
+  run spent_records
+  assert_output "1 1 result 0.050000
+2 1 tokens 0.495049"
+}
+
+@test "a run that stops on a cap raised while it ran goes on under the new cap, its record naming the cap it was given" {
+  setup_runner
+  cap 0.1
+  hold_stub
+  send "first STUB_COST=0.1 STUB_BLOCK" >/dev/null
+  turn_started 1 "$SBX"
+  run sbx_runner budget add 1
+  assert_output_contains "max_cost 1.100000"
+  release_stub
+  idle
+  run turn_field state
+  assert_output ok
+  run budgets_given
+  assert_output "0.100000
+1.000000"
+  run limits
+  assert_output '1 2 2 0 given $0.1000 of a $0.10 cap, raised to $1.10 since'
+  run prompts_seen
+  assert_output "first STUB_COST=0.1 STUB_BLOCK
+(cr-e2b) The last request stopped on its budget, which has been raised since. Carry on with the same task from where you left off."
+  run spent_records
+  assert_output "1 1 result 0.100000
+1 2 result 0.100000"
+}
+
+@test "a run that stops on its cap, not raised, ends the turn over budget naming that cap" {
+  setup_runner
+  cap 0.1
+  hold_stub
+  send "first STUB_COST=0.1 STUB_BLOCK" >/dev/null
+  turn_started 1 "$SBX"
+  run sbx_runner budget set 0.05
+  release_stub
+  idle
+  run turn_field reason
+  assert_output 'over budget: spent $0.1000 of its $0.10 cap'
 }
 
 @test "each stop the verdict gate blocked is paid for: a turn blocked twice costs three requests" {
@@ -175,14 +266,32 @@ print(s["spent_usd"], s["max_cost_usd"], s["worker"]["state"], s["last_turn"]["s
   run cr-e2b budget --sandbox sbx1
   assert_output '$0.1000 spent of the $0.08 cap, over budget: 1 brief held'
   run cr-e2b budget --sandbox sbx1 --add 1
-  assert_output '$0.1000 spent of the $1.08 cap; 1 queued turn runs now'
+  assert_output '$0.1000 spent of the $1.08 cap; 1 held brief runs now'
   wait_idle
   run cr-e2b wait --sandbox sbx1
   assert_success
   [ "$(cat "$CLAUDE_STUB_DIR"/calls/*/stdin | grep -c '^A question')" -eq 1 ]
   run cr-e2b budget --sandbox sbx1 --max-cost 2 --json
   run compact "$output"
-  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.15, "max_cost_usd": 2.0, "over_budget": false, "held": 0}'
+  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.15, "max_cost_usd": 2.0, "over_budget": false, "held": 0, "released": 0, "inherited_usd": {}}'
+}
+
+@test "budget says only the held briefs a raise releases: a turn that runs was never held" {
+  make_repo
+  with_claude
+  printf 'Count the words. STUB_BLOCK\n' >block.md
+  hold_stub
+  run cr-e2b start --repo "$REPO" --profile backend --brief block.md --workdir repo --gate-tries 0 --max-cost 0.3
+  assert_success
+  turn_started 2
+  run cr-e2b budget --sandbox sbx1 --max-cost 0.45
+  assert_success
+  assert_output '$0.0500 spent of the $0.45 cap'
+  run cr-e2b budget --sandbox sbx1 --add 1 --json
+  run compact "$output"
+  assert_output '{"sandbox_id": "sbx1", "spent_usd": 0.05, "max_cost_usd": 1.45, "over_budget": false, "held": 0, "released": 0, "inherited_usd": {}}'
+  release_stub
+  wait_idle
 }
 
 @test "budget checks its dollars before any call, and --add needs a cap to add to" {
@@ -260,5 +369,29 @@ print([(r["sandbox_id"], r["spent_usd"], r["max_cost_usd"], r["worker_state"], r
   assert_output_contains 'each copy inherits the $1.00 cap and the $0.1000 spent so far'
   run cr-e2b budget --sandbox sbx2 --json
   run compact "$output"
-  assert_output '{"sandbox_id": "sbx2", "spent_usd": 0.1, "max_cost_usd": 1.0, "over_budget": false, "held": 0}'
+  assert_output '{"sandbox_id": "sbx2", "spent_usd": 0.1, "max_cost_usd": 1.0, "over_budget": false, "held": 0, "released": 0, "inherited_usd": {"sbx1": 0.1}}'
+}
+
+@test "list and start count a fork's inherited spend once, its copies' caps beyond it, through forks of forks" {
+  start_worker brief.md --max-cost 1 --gate-tries 0
+  wait_idle
+  run cr-e2b fork --sandbox sbx1 --count 2
+  assert_success
+  # what a run of sbx2's own adds (the fake's copies cannot resume the session)
+  echo '{"turn":2,"event":"spent","try":2,"log_at":99999,"by":"result","usd":0.050000}' >>"$(sandbox_home sbx2)/.cr/turns.jsonl"
+  run cr-e2b fork --sandbox sbx2 --count 1
+  assert_success
+  # sbx1's $0.10 in every copy, sbx2's $0.05 in sbx4; caps $1 and, beyond what each inherited, $0.90, $0.90, $0.85
+  run cr-e2b list --json
+  run python3 -c 'import json, sys; d = json.loads(sys.argv[1])
+print(d["totals"]["workers"], d["totals"]["spent_usd"], d["totals"]["max_cost_usd"])
+print(sorted((r["sandbox_id"], r["spent_usd"], r["inherited_usd"]) for r in d["sandboxes"]))' "$output"
+  assert_output "4 0.15 3.65
+[('sbx1', 0.1, {}), ('sbx2', 0.15, {'sbx1': 0.1}), ('sbx3', 0.1, {'sbx1': 0.1}), ('sbx4', 0.15, {'sbx1': 0.1, 'sbx2': 0.05})]"
+  run script -qec "cr-e2b list" /dev/null
+  run tail -n 1 <<<"$(printf '%s\n' "${lines[@]}" | tr -d '\r')"
+  assert_output '4 workers: $0.15 spent of $3.65 in caps, 0 over budget'
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --max-cost 3 --gate-tries 0 --check true
+  assert_success
+  [ "$stderr" = "cr-e2b: warning: profile backend's 4 other workers have spent \$0.15 of \$3.65 in caps; this cap is this worker's own" ] || { echo "$stderr"; false; }
 }

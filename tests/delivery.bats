@@ -354,7 +354,7 @@ OUT
 denied    git push -u origin claude/wc-3-count"
   run cr-e2b log --sandbox sbx1 --turn 2
   assert_output_contains " !! denied  Bash  git push -u origin claude/wc-3-count"
-  assert_output_contains "--- turn 2 undelivered · 1.5 s · \$0.1500 session · 1 denial · denied: git push -u origin claude/wc-3-count · WORKER stub READY"
+  assert_output_contains "--- turn 2 undelivered · 1.5 s · \$0.1000 · 1 denial · denied: git push -u origin claude/wc-3-count · WORKER stub READY"
   run cr-e2b wait --sandbox sbx1 --json
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["exit_code"], d["last_turn"]["denied_delivery"])' "$output"
   assert_output "undelivered 8 ['git push -u origin claude/wc-3-count']"

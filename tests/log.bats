@@ -467,3 +467,24 @@ a warning on its way out
 --- turn 2 verdict: READY did not hold: b is not on origin
 --- turn 2 undelivered · 1.0 s · EPIC x READY abc https://h/p/1"
 }
+
+@test "log gives each run's own cost, not the session's running total" {
+  printf 'Count the words.\n' >plain.md
+  start_worker plain.md --gate-tries 0
+  wait_idle
+  run cr-e2b log --sandbox sbx1
+  assert_success
+  run grep '^--- turn' <<<"$output"
+  assert_output "--- turn 1 ok · 1.5 s · \$0.0500 · WORKER stub READY
+--- turn 2 ok · 1.5 s · \$0.0500 · WORKER stub READY"
+}
+
+@test "log of an EPIC turn that holds no verdict says so, and exits 0" {
+  start_worker brief.md --gate-tries 0
+  wait_idle
+  run --separate-stderr cr-e2b log --sandbox sbx1
+  assert_success
+  [ -z "$stderr" ]
+  run tail -n 1 <<<"$output"
+  assert_output "--- turn 2 no verdict: WORKER stub READY"
+}

@@ -104,7 +104,7 @@ print(sorted(d["last_turn"]))
 print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["spent_usd"], d["max_cost_usd"], d["permission_denials"], d["turns"], d["work"])' "$output"
   assert_output <<'OUT'
 ['agent_version', 'checks', 'end_at', 'fork', 'gate_tries', 'last_turn', 'max_cost_usd', 'owner', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'spent_usd', 'start_max_cost_usd', 'started_at', 'state', 'turns', 'work', 'worker']
-['held', 'idle_seconds', 'limited', 'max_cost_usd', 'over_budget', 'queued', 'running_seconds', 'setup', 'since', 'spent_usd', 'state', 'turn']
+['held', 'idle_seconds', 'inherited_usd', 'limited', 'max_cost_usd', 'over_budget', 'queued', 'running_seconds', 'setup', 'since', 'spent_usd', 'state', 'turn']
 ['certified', 'ci', 'ci_rounds', 'denied', 'denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
 running idle 5 0.152688 0.409 None 1 5 {'workdir': 'repo', 'git': False}
 OUT
@@ -166,7 +166,7 @@ OUT
   run cr-e2b list --json
   assert_success
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d["sandboxes"][0]))' "$output"
-  assert_output "['branch', 'certified', 'end_at', 'exit_code', 'idle_seconds', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'worker_state']"
+  assert_output "['branch', 'certified', 'end_at', 'exit_code', 'idle_seconds', 'inherited_usd', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'worker_state']"
 }
 
 @test "list with no workers prints nothing and succeeds" {
@@ -236,6 +236,17 @@ bytes_down() {
   run cr-e2b status --sandbox sbx1 --json
   run python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(d["last_turn"]["state"], d["session_cost_usd"])' "$output"
   assert_output "lost 0.152688"
+}
+
+@test "status --json gives dollars to six places, never a float's noise" {
+  with_history
+  echo '{"turn":6,"event":"queued","at":"2026-11-29T10:10:00Z","prompt":"queue/000006.md","first_line":"x"}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  echo '{"turn":6,"event":"result","result":{"type":"result","is_error":false,"result":"done","total_cost_usd":0.5776319999999999}}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  echo '{"turn":6,"event":"ended","at":"2026-11-29T10:10:09Z","exit":0,"is_error":false,"denials":0,"log_end":0}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  run cr-e2b status --sandbox sbx1 --json
+  refute_output_contains 99999
+  run python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(d["session_cost_usd"], d["last_turn"]["session_cost_usd"])' "$output"
+  assert_output "0.577632 0.577632"
 }
 
 @test "status --turns lists every turn, and --json gives them as turn_list" {
