@@ -212,7 +212,7 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
   wait_for --json
   assert_failure 5
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d), d["outcome"], d["exit_code"], d["last_turn"]["last_line"])' "$output"
-  assert_output "['exit_code', 'last_turn', 'outcome', 'sandbox_id'] blocked 5 EPIC wc-3 BLOCKED stuck"
+  assert_output "['exit_code', 'last_turn', 'outcome', 'paused', 'sandbox_id'] blocked 5 EPIC wc-3 BLOCKED stuck"
   run cr-e2b wait --sandbox nosuch --json
   assert_failure 3
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["last_turn"])' "$output"

@@ -126,6 +126,30 @@ OUT
   assert_failure 1
 }
 
+@test "kill --save whose archive arrives damaged keeps the worker, saves nothing, says to try again and exits 7" {
+  idle_worker
+  commit_in_worker 42
+  echo more >>"$(workdir)/README"
+  FAKE_E2B_FAIL=read-damaged:save.tar.gz run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
+  assert_failure 7
+  assert_output "cr-e2b: sandbox sbx1: the archive of its work arrived damaged (unexpected end of data); nothing was saved into $TEST_DIR/saved and the sandbox was not killed; try again"
+  run ls -A "$TEST_DIR/saved"
+  assert_output ""
+  [ "$(sandbox_state)" = running ]
+  run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
+  assert_success
+  [ "$(sandbox_state)" = killed ]
+}
+
+@test "kill --save of a paused sandbox whose archive arrives damaged pauses it again" {
+  idle_worker
+  commit_in_worker 42
+  pause_sandbox
+  FAKE_E2B_FAIL=read-damaged:save.tar.gz run --separate-stderr cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
+  assert_failure 7
+  [ "$(sandbox_state)" = paused ]
+}
+
 @test "kill --save into a file, under a file or over an earlier save exits 2 before any call" {
   make_sandbox
   run cr-e2b kill --sandbox sbx1 --save brief.md
@@ -322,6 +346,43 @@ print(sorted(d)); print(d["branch"], d["pushed"], len(d["unpushed"]), d["changes
 ['base', 'branch', 'changes', 'diff', 'git', 'head', 'integration_branch', 'on_remote', 'pushed', 'sandbox_id', 'unpushed', 'workdir']
 claude/wc-3-count False 1 [] main
 OUT
+}
+
+# Each command's output, as the fake recorded it: "N MAX", the number of
+# commands and the longest output.
+command_outputs() {
+  python3 -c 'import json,sys
+out = [len(c["stdout"]) for c in map(json.loads, open(sys.argv[1])) if c["call"] == "commands.run"]
+print(len(out), max(out))' "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+@test "a diff bigger than a piece reaches a pipe byte for byte, in pieces of a command each" {
+  idle_worker
+  python3 -c 'import random; r = random.Random(5); print("\n".join("%032x" % r.getrandbits(128) for _ in range(2000)))' \
+    >"$(workdir)/big.txt"
+  head -c 30000 /dev/urandom >"$(workdir)/blob.bin"
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  CR_E2B_CHUNK_BYTES=4096 cr-e2b diff --sandbox sbx1 | LC_ALL=C sed '1,/^$/d' >change.patch
+  git clone -q "$TEST_DIR/origin.git" restored
+  git -C restored apply "$PWD/change.patch"
+  cmp restored/big.txt "$(workdir)/big.txt"
+  cmp restored/blob.bin "$(workdir)/blob.bin"
+  read -r commands longest < <(command_outputs)
+  [ "$commands" -gt 10 ]
+  [ "$longest" -lt 8192 ]
+}
+
+@test "a key in a diff is masked where a piece cuts it" {
+  idle_worker
+  for _ in $(seq 400); do printf '%s' "$MODEL_KEY_VALUE"; done >"$(workdir)/keys.txt"
+  CR_E2B_CHUNK_BYTES=1000 run cr-e2b diff --sandbox sbx1
+  assert_success
+  refute_output_contains "${MODEL_KEY_VALUE:0:12}"
+  [ "$(grep -o '\[redacted\]' <<<"$output" | wc -l)" -eq 400 ]
+  CR_E2B_CHUNK_BYTES=1000 cr-e2b diff --sandbox sbx1 >piped.patch
+  [ "$(grep -o '\[redacted\]' piped.patch | wc -l)" -eq 400 ]
+  run grep -c "${MODEL_KEY_VALUE:0:12}" piped.patch
+  assert_failure 1
 }
 
 @test "diff of a sandbox whose clone failed says so and exits 1" {

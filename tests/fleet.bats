@@ -7,12 +7,14 @@ load test_helper
 # A worker of the fake with profile P whose turn 1 ended as given, with the
 # verdict gate's record if VERDICT is given (see verdict):
 #   fleet_worker PROFILE EXIT IS_ERROR LAST_LINE [REASON [DENIED_COMMAND [VERDICT]]]
-# The sandbox id is left in $made; FLEET_SANDBOX=ID makes an existing sandbox that worker.
+# The sandbox id is left in $made; FLEET_SANDBOX=ID makes an existing sandbox
+# that worker; FLEET_OWNER, if set, is a new one's owner.
 fleet_worker() {
   local home reason=null denials="" verdict="" first=brief
   made=${FLEET_SANDBOX:-}
   [ -n "$made" ] || made=$(python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
-    "profile": sys.argv[1], "repo": sys.argv[2], "session": "s"}).sandbox_id)' "$1" "${FLEET_REPO:-https://h/app.git}")
+    "profile": sys.argv[1], "repo": sys.argv[2], "session": "s", **({"owner": sys.argv[3]} if sys.argv[3] else {})}).sandbox_id)' \
+    "$1" "${FLEET_REPO:-https://h/app.git}" "${FLEET_OWNER:-}")
   # a verdict line's turn is of an EPIC brief of that epic
   [[ $4 =~ ^EPIC\ ([^ ]+)\  ]] && first="EPIC ${BASH_REMATCH[1]}: branch claude/${BASH_REMATCH[1]}, scope ., grants -"
   install_runner "$made"
@@ -31,6 +33,22 @@ $verdict
 {"turn":1,"event":"ended","at":"2026-11-29T10:00:09Z","exit":$2,"is_error":$3,"denials":0,"reason":$reason,"log_end":0}
 EOF
   sleep 0.01  # started_at orders the rows
+}
+
+# One more turn of the last fleet_worker, ended as given:
+#   later_turn N FIRST_LINE LAST_LINE [IS_ERROR]
+later_turn() {
+  local home queued
+  home=$(sandbox_home "$made")
+  queued=$(printf %06d "$1")
+  echo "$2" >"$home/.cr/queue/$queued.md"
+  : >"$home/.cr/queue/$queued.ended"
+  cat >>"$home/.cr/turns.jsonl" <<EOF
+{"turn":$1,"event":"queued","at":"2026-11-29T11:00:00Z","prompt":"queue/$queued.md","first_line":"$2"}
+{"turn":$1,"event":"started","at":"2026-11-29T11:00:01Z","try":1,"flag":"--resume","log_at":0}
+{"turn":$1,"event":"result","result":{"type":"result","is_error":${4:-false},"result":"$3","total_cost_usd":0.5,"permission_denials":[]}}
+{"turn":$1,"event":"ended","at":"2026-11-29T11:00:09Z","exit":0,"is_error":${4:-false},"denials":0,"reason":null,"log_end":0}
+EOF
 }
 
 # The fleet's repository, which every later fleet_worker is started on: a bare
@@ -229,6 +247,30 @@ sbx1  backend  READY certified: claude/wc-3-count at $(git -C "$TEST_DIR/origin.
   assert_failure 4
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["last_turn"]["state"])' "$output"
   assert_output "over-limit over-limit"
+}
+
+@test "questions after an undelivered EPIC turn leave list and wait on its outcome, and list names the unpushed work until it is out" {
+  fleet_worker backend 0 false "EPIC wc-3 READY 4b825dc642cb https://github.com/you/app/pull/8" "" "git push origin claude/wc-3"
+  make_repo
+  git clone -q "$REPO" "$(sandbox_home sbx1)/repo"
+  git -C "$(sandbox_home sbx1)/repo" checkout -q -b claude/wc-3
+  git -C "$(sandbox_home sbx1)/repo" commit -q --allow-empty -m count
+  for n in 2 3 4; do later_turn "$n" "what is left to do?" "nothing"; done
+  run cr-e2b list
+  rows | assert_output_lines "sbx1  backend  claude/wc-3  4 turns  \$0.50  N left  undelivered: denied git push origin claude/wc-3 · 1 unpushed commit"
+  run --separate-stderr cr-e2b wait sbx1
+  assert_failure 8
+  [ "$stderr" = "cr-e2b: turn 1 ended but its work was not delivered: denied git push origin claude/wc-3 (see: cr-e2b diff --sandbox sbx1)" ]
+  later_turn 5 "EPIC wc-3: branch claude/wc-3, scope ., grants -" "EPIC wc-3 BLOCKED needs the staging key"
+  later_turn 6 "why?" "the key"
+  run cr-e2b list
+  assert_output_contains "  BLOCKED: needs the staging key · 1 unpushed commit"
+  git -C "$(sandbox_home sbx1)/repo" push -q origin claude/wc-3
+  run cr-e2b list
+  [[ "$output" == *"  BLOCKED: needs the staging key" ]]
+  later_turn 7 "and now?" "API Error: 500" true
+  run cr-e2b wait sbx1
+  assert_failure 4  # a failed question shows
 }
 
 @test "--until-idle without --watch is refused" {
@@ -435,14 +477,14 @@ while pages.has_next:
 
 @test "kill over several workers prints each one's line in order, whatever went wrong with one" {
   fleet_worker a 0 false "WORKER a READY"
-  # its save is not an archive: a surprise, not a failure cr-e2b knows
+  # its save is not an archive: one worker's failure hides no other's line
   printf '#!/bin/bash\n[ "$1" = save ] && { echo junk >~/.cr/save.tar.gz; echo "git 0"; exit 0; }\nexit 1\n' \
     >"$(sandbox_home "$made")/.cr/runner"
   fleet_worker b 0 false "WORKER b READY"
   fleet_worker c 0 false "WORKER c READY"
   run --separate-stderr cr-e2b kill --sandbox sbx1 --sandbox sbx2 --sandbox sbx3 --save "$TEST_DIR/saved"
-  assert_failure 1
-  [[ "$stderr" == *"cr-e2b: sandbox sbx1: unexpected ReadError: not a gzip file; it was not killed"* ]]
+  assert_failure 7
+  [[ "$stderr" == *"sandbox sbx1: the archive of its work arrived damaged (not a gzip file); nothing was saved into $TEST_DIR/saved/sbx1 and the sandbox was not killed; try again"* ]]
   assert_output_contains "killed sandbox sbx2"
   assert_output_contains "killed sandbox sbx3"
   [ "$(sandbox_state sbx1)" = running ]
@@ -508,6 +550,27 @@ sbx1  dead  dead runner: turns are queued but no runner is alive (a brief restar
   [ "$(sandbox_state sbx3)" = killed ]
 }
 
+@test "in GitHub Actions the owner is the workflow run: a job's --all is its own run's, --everyone reaches all" {
+  export GITHUB_ACTIONS=true GITHUB_REPOSITORY=acme/demo GITHUB_RUN_ID=11
+  run --separate-stderr cr-e2b start "${ok_args[@]}" --check true --dry-run --json
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["metadata"]["owner"])' "$output"
+  assert_output acme/demo/actions/runs/11
+  FLEET_OWNER=acme/demo/actions/runs/11 fleet_worker backend 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  FLEET_OWNER=acme/demo/actions/runs/12 fleet_worker backend 0 false "WORKER b READY"
+  export GITHUB_RUN_ID=12
+  run --separate-stderr cr-e2b wait --all --profile backend
+  assert_success  # run 11's BLOCKED worker is not run 12's
+  run cr-e2b kill --all --profile backend --force
+  assert_success
+  [ "$(sandbox_state sbx1)" = running ]
+  [ "$(sandbox_state sbx2)" = killed ]
+  CR_E2B_OWNER=acme/demo/actions/runs/11 run --separate-stderr cr-e2b wait --all
+  assert_failure 5
+  run cr-e2b kill --all --everyone --force
+  assert_success
+  [ "$(sandbox_state sbx1)" = killed ]
+}
+
 @test "start records who started the worker: CR_E2B_OWNER, else the git email" {
   run --separate-stderr cr-e2b start "${ok_args[@]}" --check true --dry-run --json
   run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["metadata"]["owner"])' "$output"
@@ -515,4 +578,79 @@ sbx1  dead  dead runner: turns are queued but no runner is alive (a brief restar
   CR_E2B_OWNER=ci-night run --separate-stderr cr-e2b start "${ok_args[@]}" --check true --dry-run --json
   run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["metadata"]["owner"])' "$output"
   assert_output ci-night
+}
+
+# The end of sbx1's life, as e2b's info gives it.
+end_at() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end_at"])' "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json"; }
+
+@test "list --watch --pause-settled pauses a settled worker once it has been idle that long, not before, keeping its time left" {
+  fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  before=$(end_at)
+  cr-e2b list --watch --until-idle --interval 0.2 --pause-settled 3 >"$TEST_DIR/out" 2>"$TEST_DIR/err" &
+  pid=$!
+  eventually "a first look" test -s "$TEST_DIR/out"
+  sleep 1
+  [ "$(sandbox_state sbx1)" = running ]
+  status=0
+  wait "$pid" || status=$?
+  assert_failure 5  # --until-idle: the outcome it was paused for
+  [ "$(sandbox_state sbx1)" = paused ]
+  [ "$(end_at)" = "$before" ]
+  run cat "$TEST_DIR/err"
+  assert_output "cr-e2b: warning: sandbox sbx1 paused: settled (BLOCKED) and idle for 3 s; its time left kept, a brief resumes it"
+  run sed -E 's/^[0-9:]{8}  //' "$TEST_DIR/out"
+  assert_output "sbx1  blocked  BLOCKED: needs the staging key
+sbx1  blocked  paused: BLOCKED: needs the staging key"
+  run cr-e2b brief sbx1 --brief brief.md
+  assert_success
+  [ "$(sandbox_state sbx1)" = running ]
+}
+
+@test "--pause-settled leaves running a worker with a queued brief or a running turn, a READY whose pull request is not green yet, and a colleague's" {
+  github_repo
+  github_api
+  for n in 1 2; do
+    git -C "$TEST_DIR/src" checkout -q -b "claude/wc-$n" main
+    git -C "$TEST_DIR/src" commit -q --allow-empty -m "wc-$n"
+    git -C "$TEST_DIR/src" push -q "$TEST_DIR/origin.git" "claude/wc-$n"
+    sha[n]=$(git -C "$TEST_DIR/src" rev-parse HEAD)
+  done
+  github_pulls "[$(pull 7 claude/wc-1 "${sha[1]}" OPEN main false PENDING), $(pull 8 claude/wc-2 "${sha[2]}" OPEN main false SUCCESS)]"
+  FLEET_REPO=https://github.com/acme/demo.git
+  fleet_worker green 0 false "EPIC wc-2 READY ${sha[2]} https://github.com/acme/demo/pull/8"
+  fleet_worker pending 0 false "EPIC wc-1 READY ${sha[1]} https://github.com/acme/demo/pull/7"
+  fleet_worker running 0 false "EPIC wc-3 BLOCKED needs the staging key"
+  running_turn
+  fleet_worker queued 0 false "EPIC wc-3 BLOCKED needs the staging key"
+  echo next >"$(sandbox_home "$made")/.cr/queue/000002.md"
+  bash -c 'exec -a "runner drain" sleep 60' &
+  echo $! >"$(sandbox_home "$made")/.cr/runner.pid"
+  FLEET_OWNER=colleague@example.com fleet_worker theirs 0 false "EPIC wc-3 BLOCKED needs the staging key"
+  run --separate-stderr timeout -s INT 6 cr-e2b list --watch --interval 0.2 --pause-settled 1
+  [ "$stderr" = "cr-e2b: warning: sandbox sbx1 paused: settled (READY) and idle for 1 s; its time left kept, a brief resumes it" ]
+  [ "$(sandbox_state sbx1)" = paused ]
+  for sandbox in sbx2 sbx3 sbx4 sbx5; do
+    [ "$(sandbox_state "$sandbox")" = running ]
+  done
+}
+
+@test "wait --all --pause-settled pauses each worker once settled that long and exits by their outcomes; --timeout first leaves one running" {
+  fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  fleet_worker failed 1 true "API Error: 500"
+  run --separate-stderr cr-e2b wait --all --interval 0.2 --pause-settled 1 --json
+  assert_failure 4
+  [ "$(grep -c ' paused: settled (' <<<"$stderr")" -eq 2 ]
+  run python3 -c 'import json,sys; [print(w["sandbox_id"], w["outcome"], w["paused"]) for w in json.loads(sys.argv[1])["workers"]]' "$output"
+  assert_output "sbx1 blocked True
+sbx2 failed True"
+  [ "$(sandbox_state sbx1)" = paused ]
+  [ "$(sandbox_state sbx2)" = paused ]
+  fleet_worker later 0 false "EPIC wc-4 BLOCKED needs the staging key"
+  run --separate-stderr cr-e2b wait "$made" --pause-settled 30 --timeout 2
+  assert_failure 5
+  [ "$(sandbox_state "$made")" = running ]
+  run --separate-stderr cr-e2b list --pause-settled 1
+  assert_failure 2
+  assert_output ""
+  [ "$stderr" = "cr-e2b: --pause-settled goes with --watch" ]
 }

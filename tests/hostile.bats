@@ -121,6 +121,18 @@ OUT
   cmp restored/hostile.txt "$(sandbox_home)/repo/hostile.txt"
 }
 
+@test "diff on a terminal says Binary files differ for a binary file, and gives a pipe its binary patch" {
+  start_worker
+  wait_idle
+  printf 'bin\000\001\377ary\033[2J' >"$(sandbox_home)/repo/blob.bin"
+  run script -qec "cr-e2b diff --sandbox sbx1" /dev/null
+  assert_success
+  assert_output_contains "Binary files /dev/null and b/blob.bin differ"
+  refute_output_contains "GIT binary patch"
+  run cr-e2b diff --sandbox sbx1
+  assert_output_contains "GIT binary patch"
+}
+
 @test "log renders every odd JSON shape as something and prints the rest" {
   make_sandbox
   printf '%s\n' \

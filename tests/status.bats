@@ -166,7 +166,7 @@ OUT
   run cr-e2b list --json
   assert_success
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d["sandboxes"][0]))' "$output"
-  assert_output "['branch', 'certified', 'end_at', 'exit_code', 'idle_seconds', 'inherited_usd', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'worker_state']"
+  assert_output "['branch', 'certified', 'end_at', 'exit_code', 'idle_seconds', 'inherited_usd', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'settled', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'work_at_risk', 'worker_state']"
 }
 
 @test "list with no workers prints nothing and succeeds" {

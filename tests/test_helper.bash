@@ -19,6 +19,8 @@ setup() {
   export PATH="$TEST_DIR/bin:$ROOT:$(python_dir)$(system_tools)"
   unset E2B_API_KEY ANTHROPIC_API_KEY CLAUDE_CODE_OAUTH_TOKEN GITHUB_TOKEN NO_COLOR CR_E2B_DEBUG
   unset FAKE_E2B_FAIL FAKE_E2B_MAX_TIMEOUT FAKE_E2B_LATENCY_MS
+  # who the owner is (CR_E2B_OWNER, a GitHub Actions run): the host's must not leak in
+  unset CR_E2B_OWNER GITHUB_ACTIONS GITHUB_REPOSITORY GITHUB_RUN_ID
   export E2B_API_KEY="$E2B_KEY_VALUE" ANTHROPIC_API_KEY="$MODEL_KEY_VALUE"
   export GIT_CONFIG_GLOBAL="$HOME/.gitconfig" GIT_CONFIG_NOSYSTEM=1
   git config --global user.name "Test Person"
