@@ -268,8 +268,10 @@ print(s["spent_usd"], s["max_cost_usd"], s["worker"]["state"], s["last_turn"]["s
   run cr-e2b budget --sandbox sbx1 --add 1
   assert_output '$0.1000 spent of the $1.08 cap; 1 held brief runs now'
   wait_idle
-  run cr-e2b wait --sandbox sbx1
-  assert_success
+  # the question ran; the EPIC turn its cap stopped still stands
+  run --separate-stderr cr-e2b wait --sandbox sbx1
+  assert_failure 4
+  [ "$stderr" = 'cr-e2b: turn 2 ended over budget: spent $0.1000 of its $0.08 cap; the cap is raised since: a brief of its epic carries the work on' ]
   [ "$(cat "$CLAUDE_STUB_DIR"/calls/*/stdin | grep -c '^A question')" -eq 1 ]
   run cr-e2b budget --sandbox sbx1 --max-cost 2 --json
   run compact "$output"
@@ -394,4 +396,65 @@ print(sorted((r["sandbox_id"], r["spent_usd"], r["inherited_usd"]) for r in d["s
   run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --max-cost 3 --gate-tries 0 --check true
   assert_success
   [ "$stderr" = "cr-e2b: warning: profile backend's 4 other workers have spent \$0.15 of \$3.65 in caps; this cap is this worker's own" ] || { echo "$stderr"; false; }
+}
+
+# A worker of the fake started on GitHub with the pull request's watch on, its
+# .cr/watch as start writes it: watched_worker. Its id is in $made, its home in $home.
+watched_worker() {
+  made=$(python3 -c 'import e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
+    "profile": "backend", "repo": "https://github.com/acme/demo.git", "session": "s", "gate_tries": "3",
+    "ci_rounds": "3", "ci_settle": "300"}).sandbox_id)')
+  install_runner "$made"
+  home=$(sandbox_home "$made")
+  printf 'github 1\nci_rounds 3\nci_poll 60\nci_settle 300\nci_timeout 3600\n' >"$home/.cr/watch"
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+}
+
+@test "budget sets a running worker's pull request watch, the last line of a setting winning, and the watch goes by it" {
+  watched_worker
+  run --separate-stderr cr-e2b budget --sandbox "$made" --ci-rounds 1 --ci-poll 1 --ci-timeout 1
+  assert_success
+  [ -z "$stderr" ]
+  assert_output '$0.0000 spent with no cap
+watch     ci_rounds 1, ci_poll 1, ci_settle 300, ci_timeout 1'
+  run grep -c '^ci_rounds ' "$home/.cr/watch"
+  assert_output 2
+  # the watch of a pull request gh cannot read gives up after the new --ci-timeout, not the old
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.CI_SCRIPT)' >"$home/.cr/ci"
+  echo brief >"$home/.cr/queue/000002.md"
+  : >"$home/.cr/queue/000002.ended"
+  printf '2\nhttps://github.com/acme/demo/pull/12\n%s\n%s\n' "$home/.cr/queue/000002" "$(date +%s)" >"$home/.cr/ci-target"
+  mkdir -p "$home/.local/bin"
+  ln -sf "$FIXTURES/gh" "$home/.local/bin/gh"
+  HOME="$home" run timeout 20 bash "$home/.cr/ci" watch
+  assert_success
+  run grep -c '"state":"unreadable"' "$home/.cr/turns.jsonl"
+  assert_output 1
+  run cr-e2b budget --sandbox "$made" --json
+  run compact "$output"
+  assert_output "{\"sandbox_id\": \"$made\", \"spent_usd\": 0.0, \"max_cost_usd\": null, \"over_budget\": false, \"held\": 0, \"released\": 0, \"inherited_usd\": {}, \"ci_rounds\": 1, \"ci_poll\": 1, \"ci_settle\": 300, \"ci_timeout\": 1}"
+}
+
+@test "a --ci-settle under start's is set, and budget says that wait still asks GitHub's quiet for start's" {
+  watched_worker
+  run --separate-stderr cr-e2b budget --sandbox "$made" --ci-settle 60
+  assert_success
+  assert_output_contains "ci_settle 60"
+  [ "$stderr" = "cr-e2b: warning: wait still calls a pull request no CI only once GitHub has shown nothing new on it for 300 s, start's --ci-settle (e2b's metadata, which cannot change)" ]
+}
+
+@test "budget cannot turn the watch off, nor set one a worker was started without, and says so before touching the sandbox" {
+  watched_worker
+  run --separate-stderr cr-e2b budget --sandbox "$made" --ci-rounds 0
+  assert_failure 2
+  assert_one_error_line
+  no_sdk_calls
+  make_sandbox
+  run --separate-stderr cr-e2b budget --sandbox sbx2 --ci-poll 30
+  assert_failure 2
+  assert_one_error_line
+  [ "$stderr" = "cr-e2b: sandbox sbx2 has no pull request watch to change (start turns it on, on GitHub, with the gate: --ci-rounds)" ]
+  run calls
+  assert_output "Sandbox.get_info"
+  [ ! -e "$(sandbox_home sbx2)/.cr/watch" ]
 }

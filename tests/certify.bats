@@ -347,10 +347,10 @@ EOF
   refute_output_contains "asked of the remote now"
 }
 
-# The watch's record of turn 2's pull request: ci_record STATE [ROUND [FAILING_JSON]]
+# The watch's record of turn 2's pull request: ci_record STATE [ROUND [FAILING_JSON [SEEN_EPOCH]]]
 ci_record() {
-  printf '{"turn":2,"event":"ci","at":"2026-11-29T10:01:00Z","state":"%s","head":"x","pr":"u","round":%s,"rounds":3,"failing":%s,"queued":null}\n' \
-    "$1" "${2:-0}" "${3:-[]}" >>"$(sandbox_home "$made")/.cr/turns.jsonl"
+  printf '{"turn":2,"event":"ci","at":"2026-11-29T10:01:00Z","state":"%s","head":"x","pr":"u","round":%s,"rounds":3,"failing":%s,"queued":null,"seen":%s}\n' \
+    "$1" "${2:-0}" "${3:-[]}" "${4:-null}" >>"$(sandbox_home "$made")/.cr/turns.jsonl"
 }
 
 @test "wait 0 means green: a certified READY's pull request is waited for, and green is GitHub's word, not the sandbox's" {
@@ -363,7 +363,7 @@ ci_record() {
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_success
   run cr-e2b list
-  assert_output_contains "READY certified: #12 at ${sha:0:7} on acme/demo, green"
+  assert_output_contains "READY #12 green"
   github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false FAILURE)]"
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
@@ -386,7 +386,7 @@ ci_record() {
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_success
   run cr-e2b list
-  assert_output_contains "READY certified: #12 at ${sha:0:7} on acme/demo, no CI"
+  assert_output_contains "READY #12 no CI"
 }
 
 @test "a pull request red after its rounds is ci red, 8, naming the checks; one whose checks run keeps wait waiting" {
@@ -399,7 +399,7 @@ ci_record() {
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
   run cr-e2b list
-  assert_output_contains "ci red: #12 red after 2/3 rounds: test, lint"
+  assert_output_contains "ci red 2/3: test, lint"
   claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
   ci_record watching
   home=$(sandbox_home "$made")
@@ -415,6 +415,71 @@ ci_record() {
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
   [[ "$stderr" == *"#12 lost its watch before its checks settled"* ]]
+}
+
+@test "checks pending past --ci-timeout are ci pending for as long as they have been, 8" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false PENDING)]"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
+  ci_record ci-pending 0 '[]' "$(($(date +%s) - 390))"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  run cr-e2b list
+  assert_output_contains "left  ci pending 6m"
+}
+
+@test "a writer's review after the last round is changes requested in list, 8 for wait" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS)]"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
+  ci_record changes-requested 3
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  [[ "$stderr" == *"its pull request is not green: changes requested"* ]]
+  run cr-e2b list
+  [[ "$output" == *"left  changes requested" ]]
+}
+
+# Turn N of the worker in $made answering a round: a READY the gate passed, after the
+# watch's record of the round on turn N-1: round_turn N ROUND STATE FAILING_JSON LAST_LINE
+round_turn() {
+  local home
+  home=$(sandbox_home "$made")
+  printf 'round\n' >"$home/.cr/queue/$(printf %06d "$1").md"
+  : >"$home/.cr/queue/$(printf %06d "$1").ended"
+  cat >>"$home/.cr/turns.jsonl" <<EOF
+{"turn":$(($1 - 1)),"event":"ci","at":"2026-11-29T1$2:01:00Z","state":"$3","head":"x","pr":"u","round":$2,"rounds":3,"failing":$4,"queued":$1,"seen":null}
+{"turn":$1,"event":"queued","at":"2026-11-29T1$2:02:00Z","prompt":"queue/00000$1.md","first_line":"$EPIC_BRIEF"}
+{"turn":$1,"event":"started","at":"2026-11-29T1$2:02:01Z","try":1,"flag":"--resume","log_at":0}
+{"turn":$1,"event":"result","result":{"type":"result","is_error":false,"result":"$5","total_cost_usd":0.5}}
+{"turn":$1,"event":"verdict","at":"2026-11-29T1$2:02:08Z","verdict":"ready","ok":true,"by":"hook","blocks":0,"sha":"","head":"","branch":"$BRANCH","pull_request":"","pr_checked":true,"checks":[],"reasons":[]}
+{"turn":$1,"event":"ended","at":"2026-11-29T1$2:02:09Z","exit":0,"is_error":false,"denials":0,"reason":null,"log_end":0}
+EOF
+}
+
+@test "status lists each round of the epic with what started it and what the worker answered, the earlier turns' too" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS)]"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
+  round_turn 3 1 round '["test", "lint"]' "Fixed.\nEPIC wc-3 READY 1111111 https://github.com/acme/demo/pull/12"
+  round_turn 4 2 review '[]' "$(ready "$sha")"
+  printf '{"turn":4,"event":"ci","at":"2026-11-29T12:05:00Z","state":"green","head":"x","pr":"u","round":2,"rounds":3,"failing":[],"queued":null,"seen":null}\n' \
+    >>"$(sandbox_home "$made")/.cr/turns.jsonl"
+  run cr-e2b status --sandbox "$made"
+  assert_success
+  run grep -E '^(ci|round) ' <<<"$output"
+  assert_output <<EOF
+ci        green
+round 1   of 3: checks test, lint failed at 2026-11-29T11:01:00Z; turn 3 ok: EPIC wc-3 READY 1111111 https://github.com/acme/demo/pull/12
+round 2   of 3: a writer's review or comment at 2026-11-29T12:01:00Z; turn 4 ok: $(ready "$sha")
+EOF
 }
 
 @test "GitHub's API answering with a redirect does not take the token elsewhere: the redirect is not followed" {

@@ -132,13 +132,24 @@ OUT
   echo more >>"$(workdir)/README"
   FAKE_E2B_FAIL=read-damaged:save.tar.gz run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
   assert_failure 7
-  assert_output "cr-e2b: sandbox sbx1: the archive of its work arrived damaged (unexpected end of data); nothing was saved into $TEST_DIR/saved and the sandbox was not killed; try again"
+  assert_output "cr-e2b: sandbox sbx1: the archive of its work arrived damaged (cut short); nothing was saved into $TEST_DIR/saved and the sandbox was not killed; try again"
   run ls -A "$TEST_DIR/saved"
   assert_output ""
   [ "$(sandbox_state)" = running ]
   run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
   assert_success
   [ "$(sandbox_state)" = killed ]
+}
+
+@test "kill --save whose archive arrives whole but for its last bytes is damaged too: nothing is killed" {
+  idle_worker
+  commit_in_worker 42
+  FAKE_E2B_FAIL=read-short:save.tar.gz:8 run cr-e2b kill --sandbox sbx1 --save "$TEST_DIR/saved"
+  assert_failure 7
+  assert_output "cr-e2b: sandbox sbx1: the archive of its work arrived damaged (cut short); nothing was saved into $TEST_DIR/saved and the sandbox was not killed; try again"
+  run ls -A "$TEST_DIR/saved"
+  assert_output ""
+  [ "$(sandbox_state)" = running ]
 }
 
 @test "kill --save of a paused sandbox whose archive arrives damaged pauses it again" {
@@ -370,6 +381,33 @@ print(len(out), max(out))' "$FAKE_E2B_DIR/calls.jsonl"
   read -r commands longest < <(command_outputs)
   [ "$commands" -gt 10 ]
   [ "$longest" -lt 8192 ]
+}
+
+# Puts a filter (sed expression) over what the sandbox's runner answers to work.
+filter_runner() {
+  local runner="$(sandbox_home)/.cr/runner"
+  mv "$runner" "$runner.real"
+  printf '#!/usr/bin/env bash\nif [ "$1" = work ]; then bash "$0.real" "$@" | sed -E %q; else exec bash "$0.real" "$@"; fi\n' "$1" >"$runner"
+}
+
+@test "diff refuses a change file the sandbox names outside its own, and asks for nothing more" {
+  idle_worker
+  echo change >>"$(workdir)/README"
+  filter_runner 's/^diff_file .*/diff_file ..\/..\/etc\/passwd/'
+  CR_E2B_CHUNK_BYTES=16 run --separate-stderr cr-e2b diff --sandbox sbx1
+  assert_failure 1
+  [ "$stderr" = "cr-e2b: sandbox sbx1: unreadable answer from the runner" ]
+  run grep -c diffpiece "$FAKE_E2B_DIR/calls.jsonl"
+  assert_output 0
+}
+
+@test "diff of a worker whose runner is older than its pieces says so" {
+  idle_worker
+  echo change >>"$(workdir)/README"
+  filter_runner '/^diff_(file|size) /d'
+  run --separate-stderr cr-e2b diff --sandbox sbx1
+  assert_failure 1
+  [ "$stderr" = "cr-e2b: sandbox sbx1 was started by an older cr-e2b, whose runner sends a change whole: diff it with that release" ]
 }
 
 @test "a key in a diff is masked where a piece cuts it" {

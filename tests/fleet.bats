@@ -524,7 +524,7 @@ while pages.has_next:
 sbx1  dead  dead runner: turns are queued but no runner is alive (a brief restarts it)"
 }
 
-@test "--all is the caller's own workers, --everyone widens it, and list names a colleague's owner" {
+@test "--all is the caller's own workers, --everyone widens it, list --mine keeps them, and list names a colleague's owner" {
   for owner in test@example.com colleague@example.com; do
     python3 -c 'import sys, e2b; e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": "backend",
       "repo": "https://h/app.git", "session": "s", "owner": sys.argv[1]})' "$owner"
@@ -535,6 +535,10 @@ sbx1  dead  dead runner: turns are queued but no runner is alive (a brief restar
   assert_output_contains "sbx2  backend"
   assert_output_contains "(owner colleague@example.com)"
   [ "$(grep -c '(owner ' <<<"$output")" -eq 1 ]
+  run cr-e2b list --mine
+  refute_output_contains "sbx2"
+  assert_output_contains "sbx1  backend"
+  assert_output_contains "sbx3  "
   run cr-e2b kill --all --profile backend --force
   assert_success
   [ "$(sandbox_state sbx1)" = killed ]
@@ -632,6 +636,22 @@ sbx1  blocked  paused: BLOCKED: needs the staging key"
   for sandbox in sbx2 sbx3 sbx4 sbx5; do
     [ "$(sandbox_state "$sandbox")" = running ]
   done
+}
+
+@test "a settled worker e2b will not pause is tried three looks in all, then left running, and the watch ends" {
+  fleet_worker blocked 0 false "EPIC wc-2 BLOCKED needs the staging key"
+  FAKE_E2B_FAIL=pause-refused run --separate-stderr timeout 20 cr-e2b list --watch --until-idle --interval 0.2 --pause-settled 0
+  assert_failure 5
+  [ "${#stderr_lines[@]}" -eq 3 ]
+  [ "${stderr_lines[2]}" = "cr-e2b: warning: sandbox sbx1 is settled (BLOCKED) but could not be paused: sandbox sbx1: failed to pause sandbox sbx1; after 3 tries it is left running" ]
+  [ "$(sandbox_state sbx1)" = running ]
+}
+
+@test "wait --pause-settled never pauses a colleague's worker, even named" {
+  FLEET_OWNER=colleague@example.com fleet_worker theirs 0 false "EPIC wc-3 BLOCKED needs the staging key"
+  run --separate-stderr cr-e2b wait "$made" --interval 0.2 --pause-settled 0
+  assert_failure 5
+  [ "$(sandbox_state "$made")" = running ]
 }
 
 @test "wait --all --pause-settled pauses each worker once settled that long and exits by their outcomes; --timeout first leaves one running" {

@@ -28,8 +28,8 @@ exec(sys.stdin.read())' "$ROOT/README.md"
 
 # A cr-e2b that records each call in $TEST_DIR/calls-made and answers as a
 # worker would: start --json prints the sandbox id; a brief named bad.md is
-# refused; one named queued.md waits for a slot, which a list --watch
-# --until-idle --pause-settled frees (at most 10 s); wait exits $STUB_WAIT_EXIT.
+# refused; one named queued.md waits for a slot, which a list --mine
+# --watch --until-idle --pause-settled frees (at most 10 s); wait exits $STUB_WAIT_EXIT.
 stub_cr_e2b() {
   cat >"$TEST_DIR/bin/cr-e2b" <<'SH'
 #!/usr/bin/env bash
@@ -46,7 +46,7 @@ case $1 in
     [[ " $* " == *" --json "* ]] && echo '{"sandbox_id": "sbx1", "session_id": "9b30a883"}'
     echo "start of $2 returned" >>"$STUB_DIR/calls-made" ;;
   list)
-    [[ " $* " == *" --watch --until-idle --pause-settled "* ]] && touch "$STUB_DIR/slot-freed" ;;
+    [[ " $* " == *" --mine --watch --until-idle --pause-settled "* ]] && touch "$STUB_DIR/slot-freed" ;;
   wait) exit "${STUB_WAIT_EXIT:-0}" ;;
 esac
 exit 0
@@ -222,7 +222,7 @@ OUT
   assert_success
   # the queued start got its slot from a watch that pauses settled workers
   # (a list: it never resumes a paused worker to look at it, as a wait would)
-  run grep -m 1 -n -- '^list --watch --until-idle --pause-settled 300' "$TEST_DIR/calls-made"
+  run grep -m 1 -n -- '^list --mine --watch --until-idle --pause-settled 300' "$TEST_DIR/calls-made"
   [ "${output%%:*}" -lt "$(grep -n 'start of briefs/queued.md returned' "$TEST_DIR/calls-made" | cut -d: -f1)" ]
   # the last wait, which the job's result is, begins once every start has returned
   run grep -n -e 'start of briefs/queued.md returned' -e '--timeout 3000' "$TEST_DIR/calls-made"

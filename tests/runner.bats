@@ -266,6 +266,25 @@ OUT
   [ -z "$stderr" ]
 }
 
+@test "a peek brings the last EPIC turn's records and the last turn's on, never the questions between" {
+  setup_runner
+  {
+    echo '{"turn":1,"event":"queued","first_line":"EPIC wc-1: branch claude/wc-1, scope a"}'
+    echo '{"turn":1,"event":"ended","state":"undelivered"}'
+    for turn in 2 3 4; do
+      echo "{\"turn\":$turn,\"event\":\"queued\",\"first_line\":\"how far along are you?\"}"
+      echo "{\"turn\":$turn,\"event\":\"ended\",\"state\":\"ok\"}"
+    done
+    echo '{"turn":5,"event":"queued","first_line":"EPIC wc-5: branch \\tclaude/wc-5"}'
+  } >"$SBX/.cr/turns.jsonl"
+  run bash -c 'sbx_runner() { HOME="$1" bash "$1/.cr/runner" peek recent -1 0; }; sbx_runner "$0" | sed -n 2p | base64 -d | gunzip' "$SBX"
+  assert_output '{"turn":1,"event":"queued","first_line":"EPIC wc-1: branch claude/wc-1, scope a"}
+{"turn":1,"event":"ended","state":"undelivered"}
+{"turn":4,"event":"queued","first_line":"how far along are you?"}
+{"turn":4,"event":"ended","state":"ok"}
+{"turn":5,"event":"queued","first_line":"EPIC wc-5: branch \\tclaude/wc-5"}'
+}
+
 @test "with CR_REMOTE_HEADS, commits pushed to where origin was pointed count as unpushed, in work and in save's bundle" {
   setup_runner
   make_repo

@@ -103,7 +103,7 @@ print(sorted(d["worker"]))
 print(sorted(d["last_turn"]))
 print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["spent_usd"], d["max_cost_usd"], d["permission_denials"], d["turns"], d["work"])' "$output"
   assert_output <<'OUT'
-['agent_version', 'checks', 'end_at', 'fork', 'gate_tries', 'last_turn', 'max_cost_usd', 'owner', 'permission_denials', 'profile', 'repo', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'spent_usd', 'start_max_cost_usd', 'started_at', 'state', 'turns', 'work', 'worker']
+['agent_version', 'checks', 'end_at', 'fork', 'gate_tries', 'last_turn', 'max_cost_usd', 'owner', 'permission_denials', 'profile', 'repo', 'rounds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'spent_usd', 'start_max_cost_usd', 'started_at', 'state', 'turns', 'work', 'worker']
 ['held', 'idle_seconds', 'inherited_usd', 'limited', 'max_cost_usd', 'over_budget', 'queued', 'running_seconds', 'setup', 'since', 'spent_usd', 'state', 'turn']
 ['certified', 'ci', 'ci_rounds', 'denied', 'denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
 running idle 5 0.152688 0.409 None 1 5 {'workdir': 'repo', 'git': False}
