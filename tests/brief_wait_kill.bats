@@ -101,7 +101,7 @@ commands.run"
   wait_idle
   brief "how far along are you?"
   assert_success
-  assert_output "cr-e2b: the brief's first line is not 'EPIC <id>: branch ...': the worker will take it as a question and change nothing
+  assert_output "cr-e2b: warning: the brief's first line is not 'EPIC <id>: branch ...': the worker will take it as a question and change nothing
 queued as turn 3, 0 ahead of it"
   wait_idle
   [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 3 ]
@@ -170,7 +170,7 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
   start_worker failing.md
   wait_for
   assert_failure 4
-  assert_output "cr-e2b: turn 2 failed: exit 2"
+  assert_output "cr-e2b: turn 2 failed: Claude Code exit 2"
 }
 
 @test "wait exits 5 when the last turn ended BLOCKED" {

@@ -357,7 +357,7 @@ print([(r["sandbox_id"], r["spent_usd"], r["max_cost_usd"], r["worker_state"], r
   wait_idle
   run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --max-cost 3 --gate-tries 0 --check true
   assert_success
-  [ "$stderr" = "cr-e2b: profile backend's 1 other worker has spent \$0.10; this cap is this worker's own" ] || { echo "$stderr"; false; }
+  [ "$stderr" = "cr-e2b: warning: profile backend's 1 other worker has spent \$0.10; this cap is this worker's own" ] || { echo "$stderr"; false; }
   run --separate-stderr cr-e2b start --repo "$REPO" --profile docs --brief brief.md --workdir repo --max-cost 3 --gate-tries 0 --check true
   assert_success
   [ -z "$stderr" ]
@@ -395,7 +395,7 @@ print(sorted((r["sandbox_id"], r["spent_usd"], r["inherited_usd"]) for r in d["s
   assert_output '4 workers: $0.15 spent of $3.65 in caps, 0 over budget'
   run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --max-cost 3 --gate-tries 0 --check true
   assert_success
-  [ "$stderr" = "cr-e2b: profile backend's 4 other workers have spent \$0.15 of \$3.65 in caps; this cap is this worker's own" ] || { echo "$stderr"; false; }
+  [ "$stderr" = "cr-e2b: warning: profile backend's 4 other workers have spent \$0.15 of \$3.65 in caps; this cap is this worker's own" ] || { echo "$stderr"; false; }
 }
 
 # A worker of the fake started on GitHub with the pull request's watch on, its
@@ -440,7 +440,7 @@ watch     ci_rounds 1, ci_poll 1, ci_settle 300, ci_timeout 1'
   run --separate-stderr cr-e2b budget --sandbox "$made" --ci-settle 60
   assert_success
   assert_output_contains "ci_settle 60"
-  [ "$stderr" = "cr-e2b: wait still calls a pull request no CI only once GitHub has shown nothing new on it for 300 s, start's --ci-settle (e2b's metadata, which cannot change)" ]
+  [ "$stderr" = "cr-e2b: warning: wait still calls a pull request no CI only once GitHub has shown nothing new on it for 300 s, start's --ci-settle (e2b's metadata, which cannot change)" ]
 }
 
 @test "budget cannot turn the watch off, nor set one a worker was started without, and says so before touching the sandbox" {

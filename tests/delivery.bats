@@ -31,14 +31,15 @@ Sandbox.kill
 OUT
 }
 
-@test "kill of a worker whose work is all pushed looks once inside, then kills it" {
+@test "kill of a worker whose work is all pushed looks once inside, then kills it and says so" {
   idle_worker
   commit_in_worker 42
   git -C "$(workdir)" push -q origin claude/wc-3-count
   rm "$FAKE_E2B_DIR/calls.jsonl"
-  run cr-e2b kill --sandbox sbx1
+  run --separate-stderr cr-e2b kill --sandbox sbx1
   assert_success
-  assert_output ""
+  assert_output "killed sandbox sbx1"
+  [ "$stderr" = "" ]
   kill_calls
 }
 
@@ -274,9 +275,10 @@ Sandbox.kill"
 
 @test "kill of a sandbox whose clone failed says there is no repository and kills it" {
   make_sandbox
-  run cr-e2b kill --sandbox sbx1
+  run --separate-stderr cr-e2b kill --sandbox sbx1
   assert_success
-  assert_output "cr-e2b: no git repository in repo (did setup fail at clone?): no work of the worker's to lose"
+  assert_output "killed sandbox sbx1"
+  [ "$stderr" = "cr-e2b: warning: no git repository in repo (did setup fail at clone?): no work of the worker's to lose" ]
   kill_calls
 }
 
@@ -447,7 +449,7 @@ filter_runner() {
   assert_failure 8
   assert_output "cr-e2b: turn 2 ended but its work was not delivered: denied git push -u origin claude/wc-3-count (see: cr-e2b diff --sandbox sbx1)"
   run cr-e2b status --sandbox sbx1
-  assert_output_contains "last turn 2 undelivered (exit 0): WORKER stub READY
+  assert_output_contains "last turn 2 undelivered (Claude Code exit 0): WORKER stub READY
 denied    git push -u origin claude/wc-3-count"
   run cr-e2b log --sandbox sbx1 --turn 2
   assert_output_contains " !! denied  Bash  git push -u origin claude/wc-3-count"
@@ -557,7 +559,7 @@ STUB
   chmod +x "$TEST_DIR/bin/git"
   run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md --workdir repo
   assert_success
-  assert_output_contains "cr-e2b: could not install the GitHub CLI, so the worker can push its branch but not open its pull request: curl: (6) Could not resolve host: github.com"
+  assert_output_contains "cr-e2b: warning: could not install the GitHub CLI, so the worker can push its branch but not open its pull request: curl: (6) Could not resolve host: github.com"
   assert_output_contains "sandbox  sbx1"
 }
 

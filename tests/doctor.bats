@@ -21,7 +21,7 @@ verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<
       "sandbox reaches github.com" "sandbox round trip"; do
     [[ "$(verdict "$check")" == "ok "* ]] || { echo "$check: $(verdict "$check")" >&2; return 1; }
   done
-  [[ "$stderr" == "cr-e2b: killed the doctor's sandbox sbx1 after "*" s, about \$"*" at e2b's list prices for 2 vCPU and 512 MiB" ]]
+  [[ "$stderr" == "cr-e2b: warning: killed the doctor's sandbox sbx1 after "*" s, about \$"*" at e2b's list prices for 2 vCPU and 512 MiB" ]]
   run call_field Sandbox.kill sandbox_id
   assert_output '"sbx1"'
 }

@@ -105,6 +105,23 @@ load test_helper
   assert_output_contains "    9  refused: the sandbox holds work that would be lost"
 }
 
+@test "each verb's help gives its own meaning of a code: log's 0 is no wait's, list's 4, 5 and 8 are --until-idle's" {
+  run cr-e2b log --help
+  assert_output_contains "exit codes:
+    0  success
+    1  failure"
+  refute_output_contains "READY"
+  run cr-e2b list --help
+  assert_output_contains "    4  with --watch --until-idle only: the last turn failed"
+  assert_output_contains "    5  with --watch --until-idle only: the last turn's last line is EPIC"
+  assert_output_contains "    8  with --watch --until-idle only: the last turn ended but"
+  refute_output_contains "    3  no such sandbox"
+  run cr-e2b wait --help
+  assert_output_contains "    0  success: the last turn ended well; for an EPIC brief, its READY is"
+  run cr-e2b kill --help
+  refute_output_contains "fork"
+}
+
 @test "README's exit codes are the code's, and its verb table names every verb" {
   run env PYTHONPATH="$ROOT" python3 - "$ROOT/README.md" <<'PY'
 import re, sys

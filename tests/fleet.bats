@@ -135,11 +135,11 @@ sbx13  rejected     -  1 turn   $0.50  N left  undelivered: claude/wc-5 is not o
 sbx12  unverified   -  1 turn   $0.50  N left  undelivered: claude/wc-4 is not on T/origin
 sbx11  silent       -  -        -      N left  unreachable: no answer in 2 s
 sbx10  paused       -  -        -      N left  paused
-sbx9   setup        -  1 turn   $0.50  N left  setup failed: setup failed at step clone: nothing will run
-sbx8   dead         -  1 turn   $0.50  N left  dead runner: dead: turns are queued but no runner is alive (a brief restarts it)
-sbx7   running      -  2 turns  $0.50  N left  running: running turn 2 for 12m, last output 2m ago
+sbx9   setup        -  1 turn   $0.50  N left  setup failed: at step clone: nothing will run
+sbx8   dead         -  1 turn   $0.50  N left  dead runner: turns are queued but no runner is alive (a brief restarts it)
+sbx7   running      -  2 turns  $0.50  N left  running: turn 2 for 12m, last output 2m ago
 sbx6   undelivered  -  1 turn   $0.50  N left  undelivered: denied git push origin claude/wc-3
-sbx5   stalled      -  1 turn   $0.50  N left  stalled: stalled: no output for 900 s · done
+sbx5   stalled      -  1 turn   $0.50  N left  stalled: no output for 900 s · done
 sbx4   failed       -  1 turn   $0.50  N left  failed: API Error: 500
 sbx3   idle         -  1 turn   $0.50  N left  idle
 sbx2   blocked      -  1 turn   $0.50  N left  BLOCKED: needs the staging key
@@ -155,7 +155,7 @@ OUT
   assert_output <<'OUT'
 SANDBOX  PROFILE  BRANCH  TURNS   SPENT  LEFT         STATE
 sbx2     blocked  -       1 turn  $0.50  N left  BLOCKED: needs the staging key
-sbx5     stalled  -       1 turn  $0.50  N left  stalled: stalled: no output for 900 s · done
+sbx5     stalled  -       1 turn  $0.50  N left  stalled: no output for 900 s · done
 sbx3     idle     -       1 turn  $0.50  N left  idle
 sbx1     ready    -       1 turn  $0.50  N left  READY certified: claude/wc-1 at S on T/origin https://github.com/you/app/pull/7
 4 workers: $2.00 spent with no caps, 0 over budget
@@ -194,6 +194,22 @@ OUT
 sbx1"
 }
 
+@test "list --state of no such state is a usage error naming the states; one that matches nothing says so" {
+  a_fleet
+  export CR_E2B_PEEK_SECONDS=2
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
+  run --separate-stderr cr-e2b list --state bogus
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "cr-e2b: argument --state: not a worker's state: 'bogus' (one of: over budget, BLOCKED, "
+  assert_output_contains ", READY, idle, cancelled, unconfirmed, paused, unreachable)"
+  no_sdk_calls
+  run --separate-stderr cr-e2b list --state over-budget --profile blocked
+  assert_success
+  assert_output ""
+  [ "$stderr" = "cr-e2b: warning: no worker matches --profile blocked --state 'over budget'" ]
+}
+
 assert_output_lines() { output=$(cat); assert_output "$1"; }
 
 @test "list --watch, piped, prints a line per change of a worker's state and stops when all are idle" {
@@ -203,9 +219,9 @@ assert_output_lines() { output=$(cat); assert_output "$1"; }
   run cr-e2b list --watch --interval 0.2 --until-idle
   assert_success
   # between two turns a look may catch the worker starting the next one, then running it
-  output=$(printf '%s\n' "${lines[@]}" | grep -v '  starting: ' |
-    sed -E 's/^[0-9]{2}:[0-9]{2}:[0-9]{2}  //; s/running turn [0-9]+.*/running turn N/' | uniq)
-  assert_output "sbx1  backend  running: running turn N
+  output=$(printf '%s\n' "${lines[@]}" | grep -v '  starting' |
+    sed -E 's/^[0-9]{2}:[0-9]{2}:[0-9]{2}  //; s/running: turn [0-9]+.*/running: turn N/' | uniq)
+  assert_output "sbx1  backend  running: turn N
 sbx1  backend  READY certified: claude/wc-3-count at $(git -C "$TEST_DIR/origin.git" rev-parse --short=7 claude/wc-3-count) on $TEST_DIR/origin https://git.example.com/you/app/pull/1"
 }
 
@@ -288,14 +304,25 @@ OUT
   assert_failure 3
 }
 
-@test "wait --all with no workers has nothing to wait for: exit 0, and --json says so" {
-  run --separate-stderr cr-e2b wait --all --json
-  assert_success
+@test "wait --all that matches no worker says so and exits 3, never a green" {
+  fleet_worker docs 0 false "WORKER docs READY"
+  run --separate-stderr cr-e2b wait --all --profile nope --json
+  assert_failure 3
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["exit_code"], d["workers"])' "$output"
-  assert_output "ok 0 []"
-  run --separate-stderr cr-e2b wait --all
+  assert_output "gone 3 []"
+  run --separate-stderr cr-e2b wait --all --profile nope
+  assert_failure 3
+  assert_one_error_line
+  [ "$stderr" = "cr-e2b: no worker matches --all --profile nope: nothing to wait for" ]
+}
+
+@test "kill --all that matches no worker warns that it killed nothing, and succeeds" {
+  fleet_worker docs 0 false "WORKER docs READY"
+  run --separate-stderr cr-e2b kill --all --profile nope
   assert_success
   assert_output ""
+  [ "$stderr" = "cr-e2b: warning: no worker matches --all --profile nope: nothing to kill" ]
+  [ "$(sandbox_state sbx1)" = running ]
 }
 
 @test "wait on several workers times out with 6 while one is still busy" {
@@ -483,8 +510,8 @@ while pages.has_next:
   export FAKE_E2B_FAIL=api-network:2
   run --separate-stderr cr-e2b list --watch --until-idle --interval 0.1
   assert_success
-  [[ "$stderr" == "cr-e2b: lost touch with e2b (cannot reach e2b (network): [Errno 111] Connection refused); retrying for up to 120 s"* ]]
-  [[ "$stderr" == *"cr-e2b: back in touch with e2b after "* ]]
+  [[ "$stderr" == "cr-e2b: warning: lost touch with e2b (cannot reach e2b (network): [Errno 111] Connection refused); retrying for up to 120 s"* ]]
+  [[ "$stderr" == *"cr-e2b: warning: back in touch with e2b after "* ]]
 }
 
 @test "list --watch calls a worker a dead runner only when two looks in a row say so" {
@@ -494,7 +521,7 @@ while pages.has_next:
   assert_failure 1
   output=$(printf '%s\n' "${lines[@]}" | sed -E 's/^[0-9:]{8}  //')
   assert_output "sbx1  dead  starting: turns are queued and no runner is alive yet; looking again
-sbx1  dead  dead runner: dead: turns are queued but no runner is alive (a brief restarts it)"
+sbx1  dead  dead runner: turns are queued but no runner is alive (a brief restarts it)"
 }
 
 @test "--all is the caller's own workers, --everyone widens it, list --mine keeps them, and list names a colleague's owner" {
@@ -574,7 +601,7 @@ end_at() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end_
   [ "$(sandbox_state sbx1)" = paused ]
   [ "$(end_at)" = "$before" ]
   run cat "$TEST_DIR/err"
-  assert_output "cr-e2b: sandbox sbx1 paused: settled (BLOCKED) and idle for 3 s; its time left kept, a brief resumes it"
+  assert_output "cr-e2b: warning: sandbox sbx1 paused: settled (BLOCKED) and idle for 3 s; its time left kept, a brief resumes it"
   run sed -E 's/^[0-9:]{8}  //' "$TEST_DIR/out"
   assert_output "sbx1  blocked  BLOCKED: needs the staging key
 sbx1  blocked  paused: BLOCKED: needs the staging key"
@@ -604,7 +631,7 @@ sbx1  blocked  paused: BLOCKED: needs the staging key"
   echo $! >"$(sandbox_home "$made")/.cr/runner.pid"
   FLEET_OWNER=colleague@example.com fleet_worker theirs 0 false "EPIC wc-3 BLOCKED needs the staging key"
   run --separate-stderr timeout -s INT 6 cr-e2b list --watch --interval 0.2 --pause-settled 1
-  [ "$stderr" = "cr-e2b: sandbox sbx1 paused: settled (READY) and idle for 1 s; its time left kept, a brief resumes it" ]
+  [ "$stderr" = "cr-e2b: warning: sandbox sbx1 paused: settled (READY) and idle for 1 s; its time left kept, a brief resumes it" ]
   [ "$(sandbox_state sbx1)" = paused ]
   for sandbox in sbx2 sbx3 sbx4 sbx5; do
     [ "$(sandbox_state "$sandbox")" = running ]
@@ -616,7 +643,7 @@ sbx1  blocked  paused: BLOCKED: needs the staging key"
   FAKE_E2B_FAIL=pause-refused run --separate-stderr timeout 20 cr-e2b list --watch --until-idle --interval 0.2 --pause-settled 0
   assert_failure 5
   [ "${#stderr_lines[@]}" -eq 3 ]
-  [ "${stderr_lines[2]}" = "cr-e2b: sandbox sbx1 is settled (BLOCKED) but could not be paused: sandbox sbx1: failed to pause sandbox sbx1; after 3 tries it is left running" ]
+  [ "${stderr_lines[2]}" = "cr-e2b: warning: sandbox sbx1 is settled (BLOCKED) but could not be paused: sandbox sbx1: failed to pause sandbox sbx1; after 3 tries it is left running" ]
   [ "$(sandbox_state sbx1)" = running ]
 }
 

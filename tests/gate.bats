@@ -184,6 +184,11 @@ STUB
   assert_output_contains "lib.sh: No such file or directory"
 }
 
+@test "a failing check that printed nothing says so, with no colon left dangling" {
+  first_reason "$COMMIT && $PUSH" "$SAY_READY" --check false
+  assert_output "check \`false\` failed (exit 1 after 0 s), printing nothing"
+}
+
 @test "the checks' clean checkout has the clone's ignored files, as the project's setup would make them" {
   brief deps.md "STUB_RUN=$COMMIT && echo deps/ >.gitignore && mkdir deps && echo 'echo dep' >deps/dep.sh && echo 'echo ok' >lib.sh && printf '. ./lib.sh\n. deps/dep.sh\n' >test.sh && git add .gitignore lib.sh test.sh && git commit -qm test && $PUSH" \
     "STUB_SAY=$SAY_READY"
@@ -216,8 +221,8 @@ STUB
   [ "$(blocks)" -eq 1 ]
   feedback | grep -q "^End with one standalone line: EPIC wc-3 READY <full-sha> <pr-url> once the work is committed and pushed and its pull request is open, or EPIC wc-3 BLOCKED <reason>.$"
   run cr-e2b status --sandbox sbx1
-  assert_output_contains "last turn 2 no-verdict (exit 0): WORKER stub READY
-verdict   none given after 1 block
+  assert_output_contains "last turn 2 no-verdict (Claude Code exit 0): WORKER stub READY
+verdict   none given after block 1 of 3
           this turn of brief EPIC wc-3 ended without its verdict line"
   run cr-e2b list
   assert_output_contains "no verdict: WORKER stub READY"
@@ -426,7 +431,7 @@ check_timeout 120"
   make_repo
   run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --dry-run
   assert_success
-  [ "$stderr" = "cr-e2b: no project checks: the worker cannot run the project's tests, and its READY is checked without them; give them with --check CMD or \"checks\" in control-room.json" ]
+  [ "$stderr" = "cr-e2b: warning: no project checks: the worker cannot run the project's tests, and its READY is checked without them; give them with --check CMD or \"checks\" in control-room.json" ]
   with_claude
   run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo
   assert_success
@@ -437,7 +442,7 @@ check_timeout 120"
   run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md \
     --check true --dry-run
   assert_success
-  [ "$stderr" = "cr-e2b: GITHUB_TOKEN is not set: the worker can clone a public repository but not push its branch or open its pull request, so its work cannot leave the sandbox" ]
+  [ "$stderr" = "cr-e2b: warning: GITHUB_TOKEN is not set: the worker can clone a public repository but not push its branch or open its pull request, so its work cannot leave the sandbox" ]
   export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
   run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md \
     --check true --dry-run

@@ -163,7 +163,7 @@ Sandbox.connect"
   for verb in log diff wait budget cancel; do
     pause_sandbox
     run --separate-stderr cr-e2b "$verb" --sandbox sbx1
-    [[ "$stderr" == "cr-e2b: sandbox sbx1 was paused: resumed for this look, its time left kept, and paused again"* ]]
+    [[ "$stderr" == "cr-e2b: warning: sandbox sbx1 was paused: resumed for this look, its time left kept, and paused again"* ]]
     [ "$(sandbox_state)" = paused ] || { echo "$verb left it $(sandbox_state)" >&2; return 1; }
     run seconds_left
     [ "$output" -ge 1790 ] || { echo "$verb left $output s" >&2; return 1; }
@@ -345,7 +345,7 @@ copy 2  sbx3  idle"
   pause_sandbox sbx1
   run cr-e2b fork --sandbox sbx1
   assert_success
-  assert_output_contains "cr-e2b: sandbox sbx1 was paused: resumed for this look, its time left kept, and paused again"
+  assert_output_contains "cr-e2b: warning: sandbox sbx1 was paused: resumed for this look, its time left kept, and paused again"
   run sandbox_state sbx1
   assert_output paused
   run sandbox_state sbx2

@@ -44,7 +44,7 @@ Installing Claude Code native build latest...
 === turn 5 · 2026-11-29T10:07:00Z · one more thing
 {"type":"assistant","message":{"content":[{"type":"te
 Error: something went badly wrong
---- turn 5 ended without a result · exit 137
+--- turn 5 ended without a result · Claude Code exit 137
 OUT
 }
 
@@ -122,7 +122,7 @@ OUT
   run cr-e2b log --sandbox sbx1 --tail 2
   assert_output <<'OUT'
 Error: something went badly wrong
---- turn 5 ended without a result · exit 137
+--- turn 5 ended without a result · Claude Code exit 137
 OUT
 }
 
@@ -372,7 +372,7 @@ OUT
   run cr-e2b log --sandbox sbx1 --tail 2
   assert_output <<'OUT'
 Error: something went badly wrong
---- turn 5 ended without a result · exit 137
+--- turn 5 ended without a result · Claude Code exit 137
 OUT
   run calls
   [ "$(grep -c commands.run <<<"$output")" -eq 3 ]  # 4 lines, 8 more, 24 more: 14 it takes
@@ -381,7 +381,7 @@ OUT
 === turn 5 · 2026-11-29T10:07:00Z · one more thing
 {"type":"assistant","message":{"content":[{"type":"te
 Error: something went badly wrong
---- turn 5 ended without a result · exit 137
+--- turn 5 ended without a result · Claude Code exit 137
 OUT
 }
 

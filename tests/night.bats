@@ -307,9 +307,9 @@ OUT
   start_worker hang.md --turn-idle 1
   wait_idle
   run cr-e2b status --sandbox sbx1
-  assert_output_contains "last turn 2 stalled (exit 143): stalled: no output for 1 s"
+  assert_output_contains "last turn 2 stalled (Claude Code exit 143): no output for 1 s"
   run cr-e2b log --sandbox sbx1 --turn 2
-  assert_output_contains "--- turn 2 ended: stalled: no output for 1 s · exit 143"
+  assert_output_contains "--- turn 2 ended: stalled: no output for 1 s · Claude Code exit 143"
   run --separate-stderr cr-e2b wait --sandbox sbx1 --json
   assert_failure 4
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["outcome"], d["last_turn"]["state"], d["last_turn"]["reason"])' "$output"
@@ -362,7 +362,7 @@ Sandbox.connect
 commands.run"
   wait_idle
   run cr-e2b status --sandbox sbx1 --turns
-  assert_output_contains "turn 2    cancelled   EPIC wc-3: branch claude/wc-3-x, scope a, grants b (exit 143): cancelled"
+  assert_output_contains "turn 2    cancelled   EPIC wc-3: branch claude/wc-3-x, scope a, grants b (Claude Code exit 143)"
   assert_output_contains "turn 3    ok "
   run stub_children
   none_alive "${lines[@]}"
@@ -398,6 +398,12 @@ OUT
   assert_failure 4
   assert_one_error_line
   assert_output "cr-e2b: turn 2 ended: cancelled"
+  # the state is said once: never `cancelled: cancelled`
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "last turn 2 cancelled"
+  refute_output_contains "): cancelled"
+  run cr-e2b list
+  [[ "$output" == *"  cancelled" ]]
 }
 
 @test "brief --id of a brief that cancel --all dropped queues it anew, saying so; its retry is still queued once" {
@@ -485,7 +491,7 @@ CURL
     --agent-version 2.1.197 --dry-run
   refute_output_contains "instead of"
   start_worker brief.md --agent-version 2.1.197
-  assert_output_contains "cr-e2b: the template has Claude Code 2.1.332, which runs instead of 2.1.197 (--agent-version installs only where none is)"
+  assert_output_contains "cr-e2b: warning: the template has Claude Code 2.1.332, which runs instead of 2.1.197 (--agent-version installs only where none is)"
   wait_idle
   run cr-e2b status --sandbox sbx1
   assert_output_contains "agent     Claude Code 2.1.332"

@@ -221,6 +221,19 @@ Sandbox.kill
 OUT
 }
 
+@test "a failed start says why it failed and what became of the sandbox, not the warnings of its plan" {
+  make_repo; with_claude
+  # no --check and no GITHUB_TOKEN: a start that worked would warn of both
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --integration nope
+  assert_failure 1
+  [[ "${stderr_lines[0]}" == "cr-e2b: step clone failed (exit 1): "*"nope"* ]]
+  [ "${stderr_lines[1]}" = "cr-e2b: killed sandbox sbx1, which start had made" ]
+  [ "${#stderr_lines[@]}" -eq 2 ]
+  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo
+  assert_success
+  [ "$stderr" = "cr-e2b: warning: no project checks: the worker cannot run the project's tests, and its READY is checked without them; give them with --check CMD or \"checks\" in control-room.json" ]
+}
+
 @test "--keep-on-failure leaves the sandbox running and says how to stop it" {
   make_repo; with_claude
   run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --integration nope --keep-on-failure
@@ -411,6 +424,19 @@ OUT
   rejects "cr-e2b: missing keys: export E2B_API_KEY (your API key, from the e2b dashboard); and ANTHROPIC_API_KEY (an Anthropic API key, from console.anthropic.com) or CLAUDE_CODE_OAUTH_TOKEN (a Claude subscription: claude setup-token)" "${ok_args[@]}"
 }
 
+@test "a dry run without the keys warns in one line that a real start would refuse, and names every other problem too" {
+  unset E2B_API_KEY ANTHROPIC_API_KEY
+  git config --global --unset user.email
+  run --separate-stderr cr-e2b start "${ok_args[@]}" --check true --dry-run
+  assert_success
+  assert_output_contains "template   base"
+  [ "${stderr_lines[0]}" = "cr-e2b: warning: a real start would refuse: missing keys: export E2B_API_KEY (your API key, from the e2b dashboard); and ANTHROPIC_API_KEY (an Anthropic API key, from console.anthropic.com) or CLAUDE_CODE_OAUTH_TOKEN (a Claude subscription: claude setup-token)" ]
+  [ "${stderr_lines[1]}" = "cr-e2b: warning: a real start would refuse: no git identity: pass --git-name and --git-email, or set git config user.name and user.email" ]
+  [[ "${stderr_lines[2]}" == "cr-e2b: warning: GITHUB_TOKEN is not set: "* ]]
+  [ "${#stderr_lines[@]}" -eq 3 ]
+  no_sdk_calls
+}
+
 @test "an SSH URL is refused before any sandbox, with or without GITHUB_TOKEN, naming its https URL" {
   rejects "cr-e2b: --repo git@github.com:you/app.git is an SSH URL: the sandbox has no SSH key, and GITHUB_TOKEN works over https only; give https://github.com/you/app.git" \
     --repo git@github.com:you/app.git --profile backend --brief brief.md
@@ -463,8 +489,8 @@ OUT
   printf 'how is it going?\n' >question.md
   run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief question.md --dry-run --allow-out pypi.org
   assert_success
-  [ "$stderr" = "cr-e2b: the brief's first line is not 'EPIC <id>: branch ...': the worker will take it as a question and change nothing
-cr-e2b: the sandbox may reach only: api.anthropic.com, github.com, api.github.com, claude.ai, storage.googleapis.com, pypi.org" ]
+  [ "$stderr" = "cr-e2b: warning: the brief's first line is not 'EPIC <id>: branch ...': the worker will take it as a question and change nothing
+cr-e2b: warning: the sandbox may reach only: api.anthropic.com, github.com, api.github.com, claude.ai, storage.googleapis.com, pypi.org" ]
   no_sdk_calls
 }
 

@@ -42,7 +42,7 @@ profile   backend
 repo      https://git.example.com/team/app.git
 session   9b30a883-73ad-4531-bba2-05e112cdb160
 worker    idle
-last turn 5 failed (exit 137): (no final line)
+last turn 5 failed (Claude Code exit 137): (no final line)
 work      no git repository in repo (did setup fail at clone?)
 spent     $0.4090 (no cap)
 denials   1
@@ -130,7 +130,7 @@ OUT
   head=$(git -C "$(sandbox_home)/repo" rev-parse HEAD)
   run cr-e2b status --sandbox sbx1
   assert_output_contains "worker    idle"
-  assert_output_contains "last turn 2 ok (exit 0): EPIC wc-3 READY $head https://git.example.com/you/app/pull/1
+  assert_output_contains "last turn 2 ok (Claude Code exit 0): EPIC wc-3 READY $head https://git.example.com/you/app/pull/1
 verdict   READY verified in the sandbox: claude/wc-3-count at ${head:0:12} pushed, pull request not checked (not GitHub, or no gh), no checks"
   assert_output_contains "spent     \$0.1000 (no cap)"
 }
@@ -211,7 +211,7 @@ bytes_down() {
   [ "$(wc -c <"$(sandbox_home)/.cr/turns.jsonl")" -gt 2800000 ]
   run cr-e2b status --sandbox sbx1
   assert_success
-  assert_output_contains "last turn 1000 ok (exit 0): turn 1000 done"
+  assert_output_contains "last turn 1000 ok (Claude Code exit 0): turn 1000 done"
   assert_output_contains 'spent     $5005.0000 (no cap)'
   assert_output_contains "denials   100"
   run cr-e2b status --sandbox sbx1 --json
@@ -255,11 +255,11 @@ bytes_down() {
   assert_success
   output=$(printf '%s\n' "${lines[@]}" | grep '^turn ')
   assert_output <<'OUT'
-turn 1    ok          # You are the backend worker of a control room (exit 0): WORKER backend READY
-turn 2    undelivered EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/ (exit 0): EPIC wc-3 READY 4b825dc642cb6eb9a060e54bf8d69288fbee4904 https://git.example.com/team/app/pull/7
-turn 3    failed      are you stuck? (exit 1): API Error: 529 mock error 529. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:43267).
-turn 4    blocked     EPIC wc-4: branch claude/wc-4-docs, scope docs/, grants - (exit 0): EPIC wc-4 BLOCKED need write access to docs/
-turn 5    failed      one more thing (exit 137): (no final line)
+turn 1    ok          # You are the backend worker of a control room (Claude Code exit 0): WORKER backend READY
+turn 2    undelivered EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/ (Claude Code exit 0): EPIC wc-3 READY 4b825dc642cb6eb9a060e54bf8d69288fbee4904 https://git.example.com/team/app/pull/7
+turn 3    failed      are you stuck? (Claude Code exit 1): API Error: 529 mock error 529. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:43267).
+turn 4    blocked     EPIC wc-4: branch claude/wc-4-docs, scope docs/, grants - (Claude Code exit 0): EPIC wc-4 BLOCKED need write access to docs/
+turn 5    failed      one more thing (Claude Code exit 137): (no final line)
 OUT
   run cr-e2b status --sandbox sbx1 --turns --json
   run python3 -c 'import json,sys; print([t["turn"] for t in json.loads(sys.argv[1])["turn_list"]])' "$output"

@@ -92,7 +92,7 @@ timeless() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}/T/g' <<<"$1"
   assert_output "Template.get_tags"
   run --separate-stderr cr-e2b template build --name acme --run 'echo new' --force
   assert_success
-  timeless "$(head -n 1 <<<"$stderr")" | assert_output_lines "cr-e2b: replacing template acme (build build1 of T)"
+  timeless "$(head -n 1 <<<"$stderr")" | assert_output_lines "cr-e2b: warning: replacing template acme (build build1 of T)"
   run call_field Template.build_in_background name
   assert_output '"acme"'
 }
@@ -315,8 +315,8 @@ OUT
   export FAKE_E2B_FAIL=build-network:2
   run --separate-stderr cr-e2b template build --name acme
   assert_success
-  [[ "$stderr" == *"cr-e2b: lost touch with the build build1 (cannot reach e2b (network): [Errno 111] Connection refused); retrying for up to 120 s"* ]]
-  [[ "$stderr" == *"cr-e2b: back in touch with the build build1 after"* ]]
+  [[ "$stderr" == *"cr-e2b: warning: lost touch with the build build1 (cannot reach e2b (network): [Errno 111] Connection refused); retrying for up to 120 s"* ]]
+  [[ "$stderr" == *"cr-e2b: warning: back in touch with the build build1 after"* ]]
 }
 
 @test "Ctrl-C stops the watching, says the build goes on and names it" {

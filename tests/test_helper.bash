@@ -259,7 +259,8 @@ refute_output_contains() {
 assert_one_error_line() {
   local lines
   lines=$(printf '%s\n' "$stderr" | grep -c .)
-  if [ "$lines" -ne 1 ] || [[ "$stderr" != "cr-e2b: "* ]] || [[ "$stderr" == *Traceback* ]] ||
+  if [ "$lines" -ne 1 ] || [[ "$stderr" != "cr-e2b: "* ]] || [[ "$stderr" == "cr-e2b: warning: "* ]] ||
+    [[ "$stderr" == *Traceback* ]] ||
     [ -n "$output" ]; then
     printf 'expected one "cr-e2b: ..." line on stderr and no output, got:\n%s\nstdout: %s\n' \
       "$stderr" "$output" >&2
