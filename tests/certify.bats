@@ -440,7 +440,7 @@ ci_record() {
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
   assert_one_error_line
-  [[ "$stderr" == *"its pull request is not green: changes requested"* ]]
+  [[ "$stderr" == *"its pull request has a writer's word after the last round: changes requested"* ]]
   run cr-e2b list
   [[ "$output" == *"left  changes requested" ]]
 }
