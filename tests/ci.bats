@@ -302,16 +302,21 @@ EOF
   assert_output "round 1/3 test 4"
 }
 
-@test "the runner starts the watch after a READY the gate verified on GitHub, on that READY's pull request" {
+# The watch's sandbox with a runner that takes turns, behind a gate that
+# passes every READY (as the real one does one that holds).
+runner_watches() {
   setup_ci
   rm "$SBX/.cr/setup-pending" "$SBX/.cr/ci-target"
   echo 'gate_tries 1' >>"$SBX/.cr/watch"
-  # a gate that passes every READY, as the real one does one that holds
   cat >"$SBX/.cr/gate" <<GATE
 n=\$((10#\${2##*/}))
 printf '{"turn":%s,"event":"verdict","at":"x","verdict":"ready","ok":true,"by":"after","pull_request":"$URL"}\n' "\$n" >>"\$HOME/.cr/turns.jsonl"
 : >"\$2.verdict"
 GATE
+}
+
+@test "the runner starts the watch after a READY the gate verified on GitHub, on that READY's pull request" {
+  runner_watches
   pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]"
   send "EPIC wc-3: branch $BRANCH, scope src/, grants tests/
 STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
@@ -323,14 +328,7 @@ STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
 }
 
 @test "a writer's comment posted while the watched turn ran comes back as a round: it never reached its worker" {
-  setup_ci
-  rm "$SBX/.cr/setup-pending" "$SBX/.cr/ci-target"
-  echo 'gate_tries 1' >>"$SBX/.cr/watch"
-  cat >"$SBX/.cr/gate" <<GATE
-n=\$((10#\${2##*/}))
-printf '{"turn":%s,"event":"verdict","at":"x","verdict":"ready","ok":true,"by":"after","pull_request":"$URL"}\n' "\$n" >>"\$HOME/.cr/turns.jsonl"
-: >"\$2.verdict"
-GATE
+  runner_watches
   during=$(date -u -d '+1 second' +%Y-%m-%dT%H:%M:%SZ)
   pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]" "[]" \
     "[{\"createdAt\": \"$during\", \"authorAssociation\": \"MEMBER\", \"author\": {\"login\": \"m\"}, \"body\": \"Rename it.\"}]"
