@@ -179,8 +179,9 @@ Sandbox.connect"
   export FAKE_E2B_SLOW=Sandbox.get_info:0.5
   pause_sandbox
   echo 'a question' >q.md
-  run cr-e2b brief --sandbox sbx1 --brief q.md
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief q.md
   assert_success
+  [[ "${stderr_lines[1]}" == "cr-e2b: warning: sandbox sbx1 was paused: resumed to take the brief, with the 29m"*"s it had left" ]]
   [ "$(sandbox_state)" = running ]
   run seconds_left
   [ "$output" -ge 1790 ]
