@@ -514,8 +514,8 @@ steps() {
 # The setup script's functions, run for real here with a stub curl that serves
 # a GitHub CLI release archive (or fails).
 run_pr_tool() {
-  mkdir -p "$TEST_DIR/sbx/.cr"
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.SETUP_TEMPLATE)' >"$TEST_DIR/setup.sh"
+  SBX="$TEST_DIR/sbx"
+  setup_plan '["pr-tool", "git-identity"]' '"git_name": "A", "git_email": "a@b"'
   cat >"$TEST_DIR/bin/curl" <<'STUB'
 #!/bin/bash
 [ -n "${CURL_FAILS:-}" ] && { echo "curl: (6) Could not resolve host: github.com" >&2; exit 6; }
@@ -526,13 +526,13 @@ printf '#!/bin/sh\necho "gh version 2.62.0 (stub)"\n' >"$work/$name/bin/gh" && c
 tar -czf "$3" -C "$work" "$name"
 STUB
   chmod +x "$TEST_DIR/bin/curl"
-  run env HOME="$TEST_DIR/sbx" bash -c 'source "$1"; GH_VERSION=2.62.0; soft_step pr-tool pr_tool; echo "went on"' _ "$TEST_DIR/setup.sh"
+  GIT_CONFIG_GLOBAL="$SBX/.gitconfig" run in_sandbox setup
 }
 
 @test "the pr-tool step installs the GitHub CLI into ~/.local/bin when the template lacks it" {
   run_pr_tool
-  [[ "${lines[0]}" =~ ^cr-e2b-step-ms:\ pr-tool\ [0-9]+$ ]]
-  [ "${lines[1]}" = "went on" ]
+  assert_success
+  [[ "$output" =~ '"warnings":[],"ms":{"pr-tool":'[0-9]+',"git-identity":' ]]
   run "$TEST_DIR/sbx/.local/bin/gh" --version
   assert_output "gh version 2.62.0 (stub)"
 }
@@ -540,9 +540,9 @@ STUB
 @test "a failed GitHub CLI install is reported as a warning and setup goes on" {
   export CURL_FAILS=1
   run_pr_tool
-  assert_output_contains "cr-e2b-step-warning: pr-tool "
-  assert_output_contains "Could not resolve host"
-  [ "${lines[2]}" = "went on" ]
+  assert_success
+  assert_output_contains '"warnings":[["pr-tool","curl: (6) Could not resolve host: github.com"]]'
+  assert_output_contains '"git-identity":'
 }
 
 @test "start warns when the GitHub CLI cannot be installed, and the worker still starts" {

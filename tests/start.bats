@@ -13,8 +13,9 @@ Sandbox.create
 commands.run
 OUT
   run call_field commands.run envs
-  assert_output_contains '{"CR_FILES": "'
+  assert_output_contains '{"CR_FILES_1": "'
   cmp "$(sandbox_home)/.cr/inbox/brief.md" brief.md 2>/dev/null || cmp "$(sandbox_home)/.cr/queue/000002.md" brief.md
+  cmp "$ROOT/cr-e2b" "$(sandbox_home)/.cr/cr_e2b.py"
   PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' |
     cmp - "$(sandbox_home)/.cr/runner"
 }
@@ -30,15 +31,16 @@ OUT
   release_stub
 }
 
-@test "start's files too big for one variable are written first: three calls" {
-  python3 -c 'import os, base64; print("EPIC wc-3: branch claude/wc-3-x, scope a, grants b"); print(base64.b64encode(os.urandom(90000)).decode())' >big.md
+@test "start's files too big for one variable travel in several, still in the one setup command" {
+  python3 -c 'import os, base64; print("EPIC wc-3: branch claude/wc-3-x, scope a, grants b"); print(base64.b64encode(os.urandom(200000)).decode())' >big.md
   start_worker big.md
   run calls
   assert_output <<'OUT'
 Sandbox.create
-files.write_files
 commands.run
 OUT
+  run call_field commands.run envs
+  assert_output_contains '"CR_FILES_4": "'
   cmp big.md "$(sandbox_home)/.cr/queue/000002.md"
 }
 
@@ -78,15 +80,8 @@ OUT
 
 @test "setup runs identity, clone, install, queue and launch in that order, with a long timeout" {
   start_worker
-  run tail -n 6 "$(sandbox_home)/.cr/setup"
-  assert_output <<'OUT'
-step git-identity git_identity
-step clone clone
-step install install
-step queue queue
-step launch launch
-report_agent
-OUT
+  run python3 -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["steps"]))' "$(sandbox_home)/.cr/setup.json"
+  assert_output "git-identity clone install queue launch"
   # 30 minutes for the steps, timed in the sandbox, and a minute more for the answer
   run call_field commands.run timeout
   assert_output 1860
@@ -276,7 +271,7 @@ OUT
 
 @test "a sandbox command failing is reported, and the sandbox killed" {
   make_repo; with_claude
-  export FAKE_E2B_FAIL='command:/.cr/setup'
+  export FAKE_E2B_FAIL='command:.cr" setup'
   run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --check true
   assert_failure 1
   [[ "${lines[0]}" == "cr-e2b: step setup failed (exit 1): simulated failure" ]]
@@ -315,7 +310,7 @@ OUT
   no_sdk_calls
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
   assert_output "git-identity clone install queue launch
-17"
+18"
 }
 
 @test "start without E2B_API_KEY exits 2 before any SDK call" {

@@ -408,13 +408,14 @@ OUT
 }
 
 @test "a project setup that outlasts setup's time is ended and says so" {
-  # the setup script's own step, run for real here, with a budget of 1 s
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.SETUP_TEMPLATE)' >"$TEST_DIR/setup"
+  # the sandbox side's setup, run for real here, with a budget of 1 s
+  SBX="$TEST_DIR/sbx"
   mkdir -p "$TEST_DIR/tree"
-  run bash -c 'source "$1"; SETUP_LIMIT=1 WORKDIR="$2" PROJECT_SETUP="sleep 30"; SECONDS=0; project_setup' _ \
-    "$TEST_DIR/setup" "$TEST_DIR/tree"
-  assert_failure 124
-  assert_output "the setup command did not finish within setup's 1 s"
+  setup_plan '["project-setup"]' "\"limit\": 1, \"setup\": \"sleep 30\", \"workdir\": \"$TEST_DIR/tree\""
+  run --separate-stderr in_sandbox setup
+  assert_failure 1
+  [ "$stderr" = "the setup command did not finish within setup's 1 s" ]
+  assert_output_contains '"failed":"project-setup"'
 }
 
 @test "a setup command that holds a key's value is refused before any sandbox, without echoing it" {

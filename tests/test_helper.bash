@@ -78,6 +78,7 @@ setup_runner() {
   SBX="$TEST_DIR/sbx"
   mkdir -p "$SBX/.cr/inbox" "$SBX/repo"
   PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$SBX/.cr/runner"
+  cp "$ROOT/cr-e2b" "$SBX/.cr/cr_e2b.py"
   echo 7d3c1a52-0c57-4b8e-9d1e-5f2a40c9e111 >"$SBX/.cr/session"
   echo "$SBX/repo" >"$SBX/.cr/workdir"
   printf -- '--permission-mode\0acceptEdits\0' >"$SBX/.cr/agent-args"
@@ -86,6 +87,24 @@ setup_runner() {
 }
 
 sbx_runner() { HOME="$SBX" bash "$SBX/.cr/runner" "$@"; }
+
+# A verb of the sandbox side, run in $SBX (its HOME) by the very command line
+# the caller sends: in_sandbox VERB WORDS...
+in_sandbox() {
+  local command
+  command=$(PYTHONPATH="$ROOT" python3 -c 'import shlex, sys, cr_e2b
+print(cr_e2b.sandbox_command(*map(shlex.quote, sys.argv[1:])))' "$@") || return 1
+  mkdir -p "$SBX/.cr"
+  [ -f "$SBX/.cr/cr_e2b.py" ] || cp "$ROOT/cr-e2b" "$SBX/.cr/cr_e2b.py"
+  (cd "$SBX" && HOME="$SBX" bash -c "$command")
+}
+
+# setup.json for the sandbox side's setup: setup_plan STEPS JSON_FIELDS (a
+# JSON object's inside, the steps' own settings).
+setup_plan() {
+  mkdir -p "$SBX/.cr"
+  printf '{"steps": %s, "limit": 1800, "gh_version": "2.62.0", %s}\n' "$1" "$2" >"$SBX/.cr/setup.json"
+}
 
 # Enqueues a prompt (given as an argument, or a file with -f) and kicks a runner,
 # exactly as `cr-e2b brief` does. Prints "turn ahead".
@@ -311,6 +330,7 @@ install_runner() {
   home=$(sandbox_home "$1")
   mkdir -p "$home/.cr/queue"
   PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$home/.cr/runner"
+  cp "$ROOT/cr-e2b" "$home/.cr/cr_e2b.py"
   printf 'ANTHROPIC_API_KEY\n' >"$home/.cr/secret-names"
   printf 'repo\n' >"$home/.cr/workdir"
 }
