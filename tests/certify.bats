@@ -68,7 +68,7 @@ EOF
   assert_success
   [ -z "$stderr" ]
   run cr-e2b list
-  assert_output_contains "READY certified: #12 at ${sha:0:7} on acme/demo"
+  assert_output_contains "READY #12 no CI"
   run cr-e2b status --sandbox "$made"
   assert_output_contains "remote    READY certified: #12 at ${sha:0:7} on acme/demo"
   run cr-e2b status --sandbox "$made" --json
@@ -136,9 +136,9 @@ print(c["ok"], c["code"], c["repo"], c["branch"], c["pull_request"], c["pr_check
   check "$(pull 13 "$BRANCH" "$sha")" https://github.com/acme/demo/pull/12 "acme/demo has no pull request #12"
 }
 
-@test "a READY whose pull request was merged at its sha stays delivered once the branch is deleted or moves on" {
+@test "a READY whose pull request was merged green at its sha stays delivered once the branch is deleted or moves on" {
   open_ready_worker
-  github_pulls "[$(pull 12 "$BRANCH" "$sha" MERGED main false FAILURE)]"
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" MERGED main false SUCCESS:test)]"
   git -C "$TEST_DIR/origin.git" branch -q -D "$BRANCH"
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_success
@@ -157,6 +157,20 @@ print(c["ok"], c["code"], c["repo"], c["branch"], c["pull_request"], c["pr_check
   assert_output_contains "pull request #12's head is 000000000000, not ${sha:0:12}"
 }
 
+@test "a merged pull request counts only merged green and after the worker started: red checks or an old merge are 8" {
+  open_ready_worker
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" MERGED main false FAILURE:test)]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "its pull request is not green: ci red test"
+  github_pulls "[$(PULL_EXTRA='{"mergedAt": "2020-01-01T00:00:00Z"}' pull 12 "$BRANCH" "$sha" MERGED main false SUCCESS:test)]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "pull request #12 was merged before this worker started: it is not its delivery"
+}
+
 @test "list asks GitHub once per repository for the whole fleet, and once more for pull requests that are not open" {
   github_repo
   github_api
@@ -170,13 +184,14 @@ print(c["ok"], c["code"], c["repo"], c["branch"], c["pull_request"], c["pr_check
   done
   run cr-e2b list
   assert_success
-  [ "$(grep -c 'READY certified' <<<"$output")" -eq 3 ]
+  [ "$(grep -c 'READY #[123] no CI' <<<"$output")" -eq 3 ]
   run github_requests
   assert_output "OpenPulls"
   github_pulls "[$(pull 1 claude/wc-1-x "${sha[1]}" CLOSED), $(pull 2 claude/wc-2-x "${sha[2]}" MERGED), $(pull 3 claude/wc-3-x "${sha[3]}")]"
   rm "$TEST_DIR/github.log"
   run cr-e2b list
-  [ "$(grep -c 'READY certified' <<<"$output")" -eq 1 ]
+  [ "$(grep -c 'READY #3 no CI' <<<"$output")" -eq 1 ]
+  [ "$(grep -c 'READY merged: #2' <<<"$output")" -eq 1 ]
   run github_requests
   assert_output "OpenPulls
 Pulls"
@@ -393,13 +408,14 @@ ci_record() {
   github_repo
   github_api
   sha=$(pushed "$BRANCH")
-  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false FAILURE)]"
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false FAILURE:test,lint)]"
   claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
   ci_record red 2 '["test", "lint"]'
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
   run cr-e2b list
   assert_output_contains "ci red 2/3: test, lint"
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false PENDING:test "$(date -u +%Y-%m-%dT%H:%M:%SZ)")]"
   claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
   ci_record watching
   home=$(sandbox_home "$made")
@@ -411,19 +427,41 @@ ci_record() {
   [[ "$stderr" == *"still busy after 2 s: #12: certified, its checks running"* ]]
   run cr-e2b list
   assert_output_contains "watching: #12: certified, its checks running"
+  # checks GitHub still runs are waited for, the watch or not: only GitHub says how they end
+  kill "$(cat "$home/.cr/ci.pid")"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --timeout 1 --interval 0.2
+  assert_failure 6
+}
+
+@test "a red check is ci red in every view, and wait waits while the watch can still bring it back to the worker" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false FAILURE:test)]"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
+  ci_record watching
+  home=$(sandbox_home "$made")
+  bash -c 'exec -a "ci watch" sleep 30' &
+  echo $! >"$home/.cr/ci.pid"
+  run cr-e2b list
+  assert_output_contains "watching: #12: certified, ci red test; the watch may bring it back to the worker"
+  refute_output_contains "checks running"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --timeout 1 --interval 0.2
+  assert_failure 6
   kill "$(cat "$home/.cr/ci.pid")"
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
-  [[ "$stderr" == *"#12 lost its watch before its checks settled"* ]]
+  assert_one_error_line
+  assert_output_contains "its pull request is not green: ci red test"
 }
 
 @test "checks pending past --ci-timeout are ci pending for as long as they have been, 8" {
   github_repo
   github_api
   sha=$(pushed "$BRANCH")
-  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false PENDING)]"
-  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
-  ci_record ci-pending 0 '[]' "$(($(date +%s) - 390))"
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false PENDING:test "$(date -u -d '390 seconds ago' +%Y-%m-%dT%H:%M:%SZ)")]"
+  claimed_worker "$(ready "$sha")" '{"ci_rounds": "3", "ci_timeout": "300"}'
+  ci_record watching
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
   run cr-e2b list

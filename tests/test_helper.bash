@@ -366,14 +366,33 @@ github_api() {
 github_pulls() { printf '{"%s": %s}\n' "${2:-acme/demo}" "$1" >"$TEST_DIR/github.json"; }
 
 # A pull request of acme/demo as GitHub's GraphQL gives it, with its head's
-# checks (a statusCheckRollup state; none without) and when it was last
-# updated (an hour ago unless given):
+# checks and when it was last updated (an hour ago unless given):
 # pull NUMBER BRANCH SHA [STATE [BASE [CROSS [CHECKS [UPDATED_AT]]]]]
+# CHECKS is the head's statusCheckRollup state alone (SUCCESS, FAILURE,
+# PENDING; none without), or STATE:NAME,NAME... for check runs of those names
+# in that state, begun when the pull request was updated. PULL_EXTRA, a JSON
+# object, is merged into it (reviewDecision, mergedAt, baseRef, files, ...).
 pull() {
-  local rollup=null
-  [ -z "${7:-}" ] || rollup="{\"state\": \"$7\"}"
-  printf '{"number": %s, "headRefName": "%s", "headRefOid": "%s", "state": "%s", "baseRefName": "%s", "isCrossRepository": %s, "updatedAt": "%s", "commits": {"nodes": [{"commit": {"oid": "%s", "statusCheckRollup": %s}}]}}' \
-    "$1" "$2" "$3" "${4:-OPEN}" "${5:-main}" "${6:-false}" "${8:-$(date -u -d '1 hour ago' +%Y-%m-%dT%H:%M:%SZ)}" "$3" "$rollup"
+  python3 - "$@" <<'PY'
+import json, os, sys
+from datetime import datetime, timedelta, timezone
+args = sys.argv[1:] + [""] * 8
+number, branch, sha, state, base, cross, checks, updated = args[:8]
+updated = updated or (datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+rollup = None
+if checks:
+    rollup_state, _, names = checks.partition(":")
+    rollup = {"state": rollup_state}
+    if names:
+        status, conclusion = {"PENDING": ("IN_PROGRESS", None)}.get(rollup_state, ("COMPLETED", rollup_state))
+        rollup["contexts"] = {"nodes": [{"__typename": "CheckRun", "name": name, "status": status,
+                                         "conclusion": conclusion, "startedAt": updated} for name in names.split(",")]}
+document = {"number": int(number), "headRefName": branch, "headRefOid": sha, "state": state or "OPEN",
+            "baseRefName": base or "main", "isCrossRepository": cross == "true", "updatedAt": updated,
+            "commits": {"nodes": [{"commit": {"oid": sha, "message": "work", "statusCheckRollup": rollup}}]}}
+document.update(json.loads(os.environ.get("PULL_EXTRA") or "{}"))
+print(json.dumps(document))
+PY
 }
 
 # The requests GitHub's stand-in got, an operation name a line.
