@@ -243,3 +243,41 @@ wait_for() { run cr-e2b wait --sandbox sbx1 --interval 0.2 "$@"; }
   assert_failure 3
   assert_output "cr-e2b: no such sandbox: sbx1 (unknown, expired or killed)"
 }
+
+@test "a brief whose branch is outside the worker's prefix is refused before it is queued, exit 2" {
+  start_worker
+  wait_idle
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  printf 'EPIC wc-4: branch feature/wc-4-x, scope a, grants b\nmore\n' >off.md
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief off.md
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "the brief's branch feature/wc-4-x is not under the branch prefix claude/ (sandbox sbx1's)"
+  run calls
+  assert_output "Sandbox.get_info"
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief off.md --timeout 600
+  assert_failure 2
+  [ ! -e "$(turn_file 3 md)" ]
+}
+
+@test "a brief whose EPIC line a byte-order mark hides reaches the worker without it, with a warning" {
+  start_worker
+  wait_idle
+  printf '\xef\xbb\xbfEPIC wc-4: branch claude/wc-4-x, scope a, grants b\nmore\n' >bom.md
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief bom.md
+  assert_success
+  [[ "$stderr" == "cr-e2b: warning: the brief's EPIC line had a byte-order mark before it"* ]]
+  run head -c 4 "$(turn_file 3 md)"
+  assert_output "EPIC"
+}
+
+@test "brief keeps the epic it asks, and the turn it became, on the caller's side" {
+  start_worker
+  wait_idle
+  printf 'EPIC wc-4: branch claude/wc-4-x, scope src/ lib/, grants -\nmore\n' >next.md
+  run cr-e2b brief --sandbox sbx1 --brief next.md
+  assert_success
+  run python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["asked"][0]; print(a["epic"], a["branch"], a["scope"], a["grants"], a["turn"])' \
+    "$HOME/.local/state/cr-e2b/workers/sbx1.json"
+  assert_output "wc-4 claude/wc-4-x ['src/', 'lib/'] [] 3"
+}

@@ -541,3 +541,201 @@ EOF
   [[ "$stderr" == *"answered with a redirect, which is not followed"* ]]
   [ ! -e "$TEST_DIR/elsewhere/log" ]
 }
+
+# e2b's metadata of a worker started on EPIC_BRIEF (its turn 2), as start gives it.
+asked_metadata() {
+  python3 -c 'import json, sys; print(json.dumps({"asked": json.dumps([{"epic": "wc-3", "branch": sys.argv[1],
+    "scope": ["src/"], "grants": ["tests/"], "turn": 2}]), **json.loads(sys.argv[2])}))' "$BRANCH" "${1:-"{}"}"
+}
+
+@test "a worker that empties its records answers for the epic start asked: not delivered, whatever it says" {
+  open_ready_worker
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  : >"$(sandbox_home "$made")/.cr/turns.jsonl"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "the sandbox holds no record of turn 2, which asked epic wc-3"
+  run cr-e2b list
+  assert_output_contains "undelivered: the sandbox holds no record of turn 2, which asked epic wc-3"
+}
+
+@test "a turn whose brief the worker rewrote into a question still answers for its epic" {
+  open_ready_worker
+  claimed_worker "all done, nothing to see" "$(asked_metadata)"
+  sed -i 's/"first_line":"EPIC [^"]*"/"first_line":"what time is it?"/' "$(sandbox_home "$made")/.cr/turns.jsonl"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "turn 2 ended without a verdict line"
+}
+
+@test "a worker that claims another worker's green pull request under another epic is undelivered" {
+  github_repo
+  github_api
+  sha=$(pushed claude/wc-9-other)
+  github_pulls "[$(pull 13 claude/wc-9-other "$sha" OPEN main false SUCCESS:test)]"
+  EPIC_BRIEF="EPIC wc-9: branch claude/wc-9-other, scope ., grants -" \
+    claimed_worker "EPIC wc-9 READY $sha https://github.com/acme/demo/pull/13" "$(asked_metadata)"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  run cr-e2b list
+  assert_output_contains "undelivered: the READY names epic wc-9, but the brief is epic wc-3"
+  run cr-e2b status --sandbox "$made"
+  assert_output_contains "pull request #13 is from claude/wc-9-other, not from $BRANCH"
+}
+
+@test "a fork's copy whose ~/.cr/fork is gone still cannot claim its parent's pull request" {
+  open_ready_worker
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  mkdir -p "$HOME/.local/state/cr-e2b/workers"
+  echo '{"copy": 2, "parent": "sbx1"}' >"$HOME/.local/state/cr-e2b/workers/$made.json"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "$BRANCH-copy2 is not on acme/demo"
+}
+
+@test "two workers claiming one pull request are both said so, in list and in wait --all" {
+  open_ready_worker
+  first=$made
+  claimed_worker "$(ready "$sha")"
+  run cr-e2b list
+  assert_output_contains "$first  backend  -  1 turn  \$0.00"
+  [ "$(grep -c "pull request #12 of acme/demo is claimed by" <<<"$output")" -eq 2 ]
+  run --separate-stderr cr-e2b wait --all
+  assert_failure 8
+  [ "$(grep -c "is claimed by" <<<"$stderr")" -eq 2 ]
+}
+
+@test "a second epic does not hide the first: list shows both, and a change asked on the first is not green" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  second=$(pushed claude/wc-4-more)
+  github_pulls "[$(pull 8 "$BRANCH" "$sha" OPEN main false SUCCESS:test), $(pull 9 claude/wc-4-more "$second" OPEN main false SUCCESS:test)]"
+  claimed_worker "$(ready "$sha" https://github.com/acme/demo/pull/8)" "$(asked_metadata)"
+  home=$(sandbox_home "$made")
+  echo brief >"$home/.cr/queue/000003.md"
+  : >"$home/.cr/queue/000003.ended"
+  cat >>"$home/.cr/turns.jsonl" <<JSON
+{"turn":3,"event":"queued","at":"2026-11-29T11:00:00Z","prompt":"queue/000003.md","first_line":"EPIC wc-4: branch claude/wc-4-more, scope src/"}
+{"turn":3,"event":"started","at":"2026-11-29T11:00:01Z","try":1,"flag":"--resume","log_at":0}
+{"turn":3,"event":"result","result":{"type":"result","is_error":false,"result":"EPIC wc-4 READY $second https://github.com/acme/demo/pull/9","total_cost_usd":0.9}}
+{"turn":3,"event":"verdict","at":"2026-11-29T11:00:08Z","verdict":"ready","ok":true,"by":"hook","blocks":0,"sha":"","head":"","branch":"claude/wc-4-more","pull_request":"","pr_checked":true,"checks":[],"reasons":[]}
+{"turn":3,"event":"ended","at":"2026-11-29T11:00:09Z","exit":0,"is_error":false,"denials":0,"reason":null,"log_end":0}
+JSON
+  run cr-e2b list
+  assert_output_contains "READY #9 green, +#8 green"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_success
+  github_pulls "[$(PULL_EXTRA='{"reviewDecision": "CHANGES_REQUESTED"}' pull 8 "$BRANCH" "$sha" OPEN main false SUCCESS:test), $(pull 9 claude/wc-4-more "$second" OPEN main false SUCCESS:test)]"
+  run cr-e2b list
+  assert_output_contains "changes requested, +#9 green"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  run cr-e2b status --sandbox "$made"
+  assert_output_contains "epic      wc-3 (turn 2): changes requested"
+  assert_output_contains "epic      wc-4 (turn 3): READY #9 green"
+}
+
+@test "the files a READY changed outside its brief's scope and grants are named" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(PULL_EXTRA='{"files": {"nodes": [{"path": "src/counter/words.py"}, {"path": "tests/test_words.py"}, {"path": "README.md"}]}}' pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:test)]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  run cr-e2b list
+  assert_output_contains "READY #12 green · outside the brief's scope: README.md"
+}
+
+@test "a head with no check while its base branch has checks is never no CI: ci missing, 8, [skip ci] named" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  base='{"baseRef": {"target": {"statusCheckRollup": {"state": "SUCCESS", "contexts": {"nodes": [{"__typename": "CheckRun", "name": "test", "status": "COMPLETED", "conclusion": "SUCCESS"}]}}}}}'
+  github_pulls "[$(PULL_EXTRA="$base" pull 12 "$BRANCH" "$sha")]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "ci missing no check ran on its head, though its base branch has: test"
+  extra=$(python3 -c 'import json, sys; d = json.loads(sys.argv[1]); d["commits"] = {"nodes": [{"commit": {"message": "fix [skip ci]"}}]}; print(json.dumps(d))' "$base")
+  github_pulls "[$(PULL_EXTRA="$extra" pull 12 "$BRANCH" "$sha")]"
+  run cr-e2b list
+  assert_output_contains "ci missing: no check ran on its head ([skip ci] in its message), though its base branch has: test"
+}
+
+@test "a check that completes at once is no green while the base branch's checks have not appeared" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  early='{"baseRef": {"target": {"statusCheckRollup": {"state": "SUCCESS", "contexts": {"nodes": [{"__typename": "CheckRun", "name": "test", "status": "COMPLETED", "conclusion": "SUCCESS"}]}}}}}'
+  github_pulls "[$(PULL_EXTRA="$early" pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:cla "$now")]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata '{"ci_rounds": "3"}')"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --timeout 1 --interval 0.2
+  assert_failure 6
+  run cr-e2b list
+  assert_output_contains "watching: #12: certified, its checks running"
+  github_pulls "[$(PULL_EXTRA="$early" pull 12 "$BRANCH" "$sha" OPEN main false FAILURE:cla,test "$now")]"
+  run cr-e2b list
+  assert_output_contains "ci red cla, test"
+}
+
+@test "a writer's CHANGES_REQUESTED is GitHub's word too: not green with no watch, or a forged one" {
+  open_ready_worker
+  github_pulls "[$(PULL_EXTRA='{"reviewDecision": "CHANGES_REQUESTED"}' pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:test)]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  ci_record green
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "its pull request is not green: changes requested"
+}
+
+@test "GitHub's rate limit is try again later: waited out to its reset within --retry-for, then 7, never 8" {
+  export FAKE_GITHUB_LIMITED=1
+  open_ready_worker
+  run --separate-stderr cr-e2b wait --sandbox "$made" --retry-for 5
+  assert_success
+  assert_output_contains ""
+  [[ "$stderr" == *"GitHub's rate limit for this token is spent"* ]]
+  export FAKE_GITHUB_LIMITED=100
+  kill "$(cat "$TEST_DIR/github.pid")"
+  rm -f "$TEST_DIR/github.log"* "$TEST_DIR/github.port"
+  github_api
+  github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --retry-for 0
+  assert_failure 7
+  assert_one_error_line
+  assert_output_contains "GitHub's rate limit for this token is spent"
+}
+
+@test "a pull request GitHub could not give this time (an error on its alias) is no verdict: 7, not 8" {
+  export FAKE_GITHUB_ALIAS_ERROR=1
+  open_ready_worker
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" MERGED)]"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --retry-for 0
+  assert_failure 7
+  assert_one_error_line
+  assert_output_contains "GitHub did not give pull request #12 this time"
+}
+
+@test "wait --all asks each repository once a round for all its workers, and a watched one every --ci-poll" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  for n in 1 2 3; do
+    sha[n]=$(pushed "claude/wc-$n-x")
+    EPIC_BRIEF="EPIC wc-$n: branch claude/wc-$n-x, scope ., grants -" \
+      claimed_worker "EPIC wc-$n READY ${sha[n]} https://github.com/acme/demo/pull/$n" '{"ci_rounds": "3", "ci_poll": "60"}'
+  done
+  github_pulls "[$(pull 1 claude/wc-1-x "${sha[1]}" OPEN main false PENDING:test "$now"), $(pull 2 claude/wc-2-x "${sha[2]}" OPEN main false PENDING:test "$now"), $(pull 3 claude/wc-3-x "${sha[3]}" OPEN main false PENDING:test "$now")]"
+  rm -f "$TEST_DIR/github.log"
+  run --separate-stderr cr-e2b wait --all --timeout 3 --interval 0.2
+  assert_failure 6
+  run github_requests
+  assert_output "OpenPulls"
+}

@@ -73,7 +73,7 @@ OUT
   assert_output "{\"CR_PROFILE\": \"backend\", \"DISABLE_AUTOUPDATER\": \"1\", \"CLAUDE_CODE_DISABLE_AGENT_VIEW\": \"1\", \"ANTHROPIC_API_KEY\": \"$MODEL_KEY_VALUE\"}"
   session=$(session_of)
   run call_field Sandbox.create metadata
-  assert_output "{\"cr-e2b\": \"1\", \"profile\": \"backend\", \"repo\": \"$REPO\", \"session\": \"$session\", \"integration\": \"main\", \"prefix\": \"claude/\", \"secret_names\": \"ANTHROPIC_API_KEY\", \"owner\": \"test@example.com\", \"gate_tries\": \"3\", \"ci_rounds\": \"0\", \"ci_settle\": \"300\", \"checks\": \"[]\", \"max_cost\": \"\", \"mcp\": \"\"}"
+  assert_output "{\"cr-e2b\": \"1\", \"profile\": \"backend\", \"repo\": \"$REPO\", \"session\": \"$session\", \"integration\": \"main\", \"prefix\": \"claude/\", \"secret_names\": \"ANTHROPIC_API_KEY\", \"owner\": \"test@example.com\", \"gate_tries\": \"3\", \"ci_rounds\": \"0\", \"ci_settle\": \"300\", \"ci_timeout\": \"3600\", \"ci_poll\": \"60\", \"checks\": \"[]\", \"max_cost\": \"\", \"mcp\": \"\", \"asked\": \"[{\\\"epic\\\": \\\"wc-3\\\", \\\"branch\\\": \\\"claude/wc-3-count\\\", \\\"scope\\\": [\\\"src/\\\"], \\\"grants\\\": [\\\"tests/\\\"], \\\"turn\\\": 2}]\"}"
   run call_field Sandbox.create timeout
   assert_output 3600
 }
@@ -505,4 +505,18 @@ cr-e2b: warning: the sandbox may reach only: api.anthropic.com, github.com, api.
   printf '{"integration_branch": "develop", "checks": ["make test"]}\n' >control-room.json
   run --separate-stderr cr-e2b doctor
   assert_output_contains "control-room.json  ok    read: checks, integration"
+}
+
+@test "start refuses a brief whose branch is outside the prefix before anything is made, exit 2" {
+  printf 'EPIC wc-3: branch feature/wc-3-x, scope a, grants b\n' >off.md
+  rejects "the brief's branch feature/wc-3-x is not under the branch prefix claude/" --repo https://github.com/you/app.git \
+    --profile backend --brief off.md
+  printf '{"branch_prefix": "team/"}' >control-room.json
+  rejects "the brief's branch claude/wc-3-count is not under the branch prefix team/" "${ok_args[@]}"
+}
+
+@test "the start brief's epic, branch and scope are in e2b's metadata, which the worker cannot change" {
+  start_worker
+  run python3 -c 'import json, sys; print(json.loads(json.loads(sys.stdin.read())["asked"]))' <<<"$(call_field Sandbox.create metadata)"
+  assert_output "[{'epic': 'wc-3', 'branch': 'claude/wc-3-count', 'scope': ['src/'], 'grants': ['tests/'], 'turn': 2}]"
 }
