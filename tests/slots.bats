@@ -84,6 +84,18 @@ sandboxes() { ls "$FAKE_E2B_DIR/sandboxes" | tr '\n' ' '; }
   assert_output_contains "sandbox  sbx1"
 }
 
+@test "a create whose answer was lost is found by its session's tag without --queue too, set up and named" {
+  export FAKE_E2B_FAIL=create-lost
+  make_repo
+  with_claude
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --check true
+  assert_success
+  [ "$(calls | grep -c '^Sandbox.create$')" -eq 1 ]
+  [ "$(sandboxes)" = "sbx1 " ]
+  assert_output_contains "sandbox  sbx1"
+  wait_idle
+}
+
 @test "SIGTERM while start waits for a slot leaves no sandbox, in one line, exit 143" {
   at_cap_of_one
   queued_start 600
