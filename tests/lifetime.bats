@@ -22,15 +22,21 @@ json.dump(info, open(sys.argv[1], "w"))
 PY
 }
 
-@test "at the end of its lifetime e2b kills the sandbox by default, or pauses it with --on-timeout pause" {
+@test "at the end of its lifetime e2b pauses the sandbox by default, or kills it with --on-timeout kill or control-room.json" {
   start_worker
+  run call_field Sandbox.create lifecycle
+  assert_output '{"on_timeout": "pause"}'
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --on-timeout kill
+  assert_success
   run call_field Sandbox.create lifecycle
   assert_output '{"on_timeout": "kill"}'
   rm "$FAKE_E2B_DIR/calls.jsonl"
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --on-timeout pause
+  echo '{"on_timeout": "kill"}' >control-room.json
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo
   assert_success
   run call_field Sandbox.create lifecycle
-  assert_output '{"on_timeout": "pause"}'
+  assert_output '{"on_timeout": "kill"}'
 }
 
 @test "extend sets the time left, shorter or longer, after one look at its state, and says it before and after" {
@@ -124,7 +130,7 @@ Sandbox.pause"
   [[ "${lines[0]}" =~ ^"sandbox   sbx1 (paused, "[0-9]+m[0-9]{2}s" left)"$ ]]
   rm "$FAKE_E2B_DIR/calls.jsonl"
   run cr-e2b list
-  [[ "$output" =~ ^"sbx1  backend  -  -  -  "[0-9]+m[0-9]{2}s" left  paused"$ ]]
+  [[ "$output" =~ ^"sbx1  backend  -  -  -  "[0-9]+m[0-9]{2}s" left  paused: by cr-e2b pause; not looked at from here yet"$ ]]
   run calls
   assert_output Sandbox.list
 }
@@ -456,4 +462,53 @@ in_install() { [ "$(cat "$(sandbox_home)/.cr/step" 2>/dev/null)" = install ]; }
   assert_failure 130
   output=$(cat "$TEST_DIR/err")
   assert_output "cr-e2b: interrupted (SIGINT) while killing sandbox sbx1; it may still be running: cr-e2b kill --sandbox sbx1"
+}
+
+@test "a worker e2b paused at its lifetime's end keeps its row: the last look's turn, queue and spend, and why" {
+  hold_stub
+  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_BLOCK\n' >held.md
+  start_worker held.md
+  turn_started 2
+  run cr-e2b list
+  end_of_life
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b list
+  assert_output_contains "paused: at its lifetime's end with work left: turn 2 running"
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "worker    paused at its lifetime's end with work left: turn 2 running"
+  run calls
+  assert_output "Sandbox.list
+Sandbox.get_info"
+  release_stub
+}
+
+@test "a paused settled worker is not resumed by wait: its outcome is the last look's" {
+  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_LAST=EPIC wc-3 BLOCKED no key\n' >blocked.md
+  start_worker blocked.md
+  wait_idle
+  run cr-e2b list
+  assert_output_contains "BLOCKED: no key"
+  run cr-e2b pause --sandbox sbx1
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run --separate-stderr cr-e2b wait --all
+  assert_failure 5
+  run calls
+  refute_output_contains "Sandbox.connect"
+  [ "$(sandbox_state)" = paused ]
+  run cr-e2b list
+  assert_output_contains "paused: by cr-e2b pause: BLOCKED no key"
+}
+
+@test "a paused worker's time left is what it had when it was paused, and a resume gives it back" {
+  start_worker
+  wait_idle
+  deadline_in 1800
+  run cr-e2b pause --sandbox sbx1
+  deadline_in 600  # e2b's clock of a paused sandbox runs on
+  run cr-e2b status --sandbox sbx1
+  [[ "${lines[0]}" =~ ^"sandbox   sbx1 (paused, 29m"[0-9]{2}"s left)"$ ]]
+  run cr-e2b resume --sandbox sbx1
+  assert_success
+  run seconds_left
+  [ "$output" -ge 1780 ]
 }

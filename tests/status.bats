@@ -87,7 +87,7 @@ commands.run"
   run cr-e2b status --sandbox sbx1
   assert_success
   [[ "${lines[0]}" == "sandbox   sbx1 (paused, "* ]]
-  assert_output_contains "worker    unknown while the sandbox is paused (a brief resumes it)"
+  assert_output_contains "worker    paused; not looked at from here yet (a brief or cr-e2b resume carries it on)"
   run calls
   assert_output Sandbox.get_info
 }

@@ -351,6 +351,18 @@ json.dump(info, open(sys.argv[1], "w"))
 PY
 }
 
+# What e2b does at the end of a lifetime with on_timeout=pause: the sandbox is
+# paused, its end now.
+end_of_life() {
+  python3 - "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json" <<'PY'
+import json, sys
+from datetime import datetime, timezone
+info = json.load(open(sys.argv[1]))
+info["state"], info["end_at"] = "paused", datetime.now(timezone.utc).isoformat()
+json.dump(info, open(sys.argv[1], "w"))
+PY
+}
+
 # GitHub's GraphQL API, stood in for on loopback (tests/fixtures/github_api.py),
 # with GITHUB_TOKEN the token it takes; github_pulls gives acme/demo (or the
 # repository named) its pull requests, a JSON list.
