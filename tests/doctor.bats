@@ -3,6 +3,13 @@
 
 load test_helper
 
+# doctor asks the model API whether it takes the key: here, a stand-in of it
+eval "helper_$(declare -f setup)"
+setup() {
+  helper_setup
+  model_api
+}
+
 # A sandbox whose network answers and whose template has Claude Code.
 reachable_sandbox() {
   with_claude
@@ -17,7 +24,7 @@ verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<
   run --separate-stderr cr-e2b doctor --live --repo https://github.com/you/app.git
   assert_success
   for check in Python "e2b SDK" "e2b key" "model key" "model API" "git identity" "e2b API" \
-      "sandbox bash" "sandbox flock" "sandbox claude" "sandbox reaches api.anthropic.com" \
+      "sandbox bash" "sandbox flock" "sandbox claude" "sandbox reaches 127.0.0.1" \
       "sandbox reaches github.com" "sandbox round trip"; do
     [[ "$(verdict "$check")" == "ok "* ]] || { echo "$check: $(verdict "$check")" >&2; return 1; }
   done
@@ -110,8 +117,8 @@ PY
   run --separate-stderr cr-e2b doctor
   assert_success
   [ "$(verdict "e2b key")" = "ok E2B_API_KEY is set" ]
-  [ "$(verdict "model key")" = "ok ANTHROPIC_API_KEY is set" ]
-  [ "$(verdict "model API")" = "ok https://api.anthropic.com" ]
+  [ "$(verdict "model key")" = "ok ANTHROPIC_API_KEY is set, and $MODEL_ORIGIN takes it" ]
+  [ "$(verdict "model API")" = "ok $MODEL_ORIGIN, from ANTHROPIC_BASE_URL (start sends a worker there with --env ANTHROPIC_BASE_URL)" ]
   unset ANTHROPIC_API_KEY
   run --separate-stderr cr-e2b doctor
   assert_failure 2
@@ -149,4 +156,24 @@ PY
   run --separate-stderr cr-e2b doctor
   assert_failure 2
   [ "$(verdict "model API")" = "FAIL ANTHROPIC_BASE_URL is not an http(s) URL with a host -> export ANTHROPIC_BASE_URL=https://HOST[:PORT][/PATH], or unset it" ]
+}
+
+@test "doctor asks the model API once whether it takes the key, and a refused key fails it, naming the key" {
+  run --separate-stderr cr-e2b doctor
+  assert_success
+  run cat "$TEST_DIR/model.log"
+  assert_output '{"path": "/v1/models?limit=1", "key": true}'
+  export ANTHROPIC_API_KEY="sk-ant-LEAKCHECK-wrongkey-0000"
+  run --separate-stderr cr-e2b doctor
+  assert_failure 1
+  [ "$(verdict "model key")" = "FAIL ANTHROPIC_API_KEY is set, but $MODEL_ORIGIN refuses it (401 Unauthorized) -> export ANTHROPIC_API_KEY, a key that $MODEL_ORIGIN takes (console.anthropic.com, or claude setup-token)" ]
+  refute_output_contains "LEAKCHECK-wrongkey"
+  unset ANTHROPIC_API_KEY
+  export CLAUDE_CODE_OAUTH_TOKEN="$MODEL_KEY_VALUE"
+  run --separate-stderr cr-e2b doctor
+  [ "$(verdict "model key")" = "ok CLAUDE_CODE_OAUTH_TOKEN is set, and $MODEL_ORIGIN takes it" ]
+  kill "$(cat "$TEST_DIR/model.pid")"
+  run --separate-stderr cr-e2b doctor
+  assert_success
+  [[ "$(verdict "model key")" == "WARN CLAUDE_CODE_OAUTH_TOKEN is set; $MODEL_ORIGIN could not be asked whether it takes it ("* ]]
 }

@@ -682,3 +682,10 @@ sbx2 failed True"
   assert_output ""
   [ "$stderr" = "cr-e2b: --pause-settled goes with --watch" ]
 }
+
+@test "a worker whose turns fail on a key the model API refused names the key to check" {
+  fleet_worker backend 1 true "Invalid API key · Please run /login"
+  sed -i 's/"is_error":true,"result"/"is_error":true,"api_error_status":401,"result"/' "$(sandbox_home "$made")/.cr/turns.jsonl"
+  run cr-e2b list
+  assert_output_contains "failed: Invalid API key · Please run /login · the model API refused the worker's key (401): check ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN (cr-e2b doctor asks it)"
+}

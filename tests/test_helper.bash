@@ -64,7 +64,9 @@ teardown() {
   for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/home/.cr/queue/*.pid "$TEST_DIR"/sbx/.cr/queue/*.pid; do
     [ -f "$pidfile" ] && kill -KILL -- "-$(cat "$pidfile")" 2>/dev/null
   done
-  [ -f "$TEST_DIR/github.pid" ] && kill "$(cat "$TEST_DIR/github.pid")" 2>/dev/null
+  for pidfile in "$TEST_DIR/github.pid" "$TEST_DIR/model.pid"; do
+    [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
+  done
   for pidfile in "$FAKE_E2B_DIR"/sandboxes/*/pids; do
     [ -f "$pidfile" ] || continue
     while read -r group; do kill -KILL -- "-$group" 2>/dev/null; done <"$pidfile"
@@ -373,6 +375,18 @@ github_api() {
   echo $! >"$TEST_DIR/github.pid"
   eventually "GitHub's stand-in" test -s "$TEST_DIR/github.port"
   export CR_E2B_GITHUB_GRAPHQL="http://127.0.0.1:$(cat "$TEST_DIR/github.port")/graphql"
+}
+
+# The Anthropic API's list of models, stood in for on loopback
+# (tests/fixtures/model_api.py): it takes the tests' model key, and
+# ANTHROPIC_BASE_URL points at it.
+model_api() {
+  export FAKE_MODEL_KEY="$MODEL_KEY_VALUE"
+  python3 "$FIXTURES/model_api.py" "$TEST_DIR/model.log" "$TEST_DIR/model.port" &
+  echo $! >"$TEST_DIR/model.pid"
+  eventually "the model API's stand-in" test -s "$TEST_DIR/model.port"
+  export ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$TEST_DIR/model.port")"
+  MODEL_ORIGIN=$ANTHROPIC_BASE_URL
 }
 
 github_pulls() { printf '{"%s": %s}\n' "${2:-acme/demo}" "$1" >"$TEST_DIR/github.json"; }
