@@ -689,3 +689,26 @@ sbx2 failed True"
   run cr-e2b list
   assert_output_contains "failed: Invalid API key · Please run /login · the model API refused the worker's key (401): check ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN (cr-e2b doctor asks it)"
 }
+
+@test "list --markdown is the morning's report: a table worst first, links to the pull requests, the totals, nothing that breaks it" {
+  github_repo
+  github_api
+  git -C "$TEST_DIR/src" checkout -q -b claude/wc-1
+  git -C "$TEST_DIR/src" commit -q --allow-empty -m wc-1
+  git -C "$TEST_DIR/src" push -q "$TEST_DIR/origin.git" claude/wc-1
+  sha=$(git -C "$TEST_DIR/src" rev-parse HEAD)
+  github_pulls "[$(pull 7 claude/wc-1 "$sha" OPEN main false SUCCESS:test)]"
+  export FLEET_REPO=https://github.com/acme/demo.git
+  fleet_worker docs 0 false 'EPIC wc-2 BLOCKED the key | <b>staging</b> [x](http://evil)'
+  fleet_worker web 0 false "EPIC wc-1 READY $sha https://github.com/acme/demo/pull/7" "" "" "$(verdict ready true)"
+  run bash -c 'cr-e2b list --markdown | sed -E "s/[0-9]+m[0-9]{2}s left/N left/"'
+  assert_success
+  assert_output <<OUT
+| worker | profile | pull request | checks | spent | left | needs a person |
+| --- | --- | --- | --- | --- | --- | --- |
+| \`sbx1\` | docs | - | - | \$0.50 | N left | BLOCKED the key \\| \\<b\\>staging\\</b\\> \\[x\\]\\(http://evil\\) |
+| \`sbx2\` | web | [#7](https://github.com/acme/demo/pull/7) | green | \$0.50 | N left | - |
+
+2 workers: \$1.00 spent with no caps, 0 over budget
+OUT
+}
