@@ -4,24 +4,6 @@
 
 load test_helper
 
-seconds_left() {
-  python3 -c 'import json, sys
-from datetime import datetime, timezone
-end = datetime.fromisoformat(json.load(open(sys.argv[1]))["end_at"])
-print(int((end - datetime.now(timezone.utc)).total_seconds()))' "$FAKE_E2B_DIR/sandboxes/${1:-sbx1}/info.json"
-}
-
-# Sets the fake sandbox's deadline to N seconds from now.
-deadline_in() {
-  python3 - "$FAKE_E2B_DIR/sandboxes/sbx1/info.json" "$1" <<'PY'
-import json, sys
-from datetime import datetime, timedelta, timezone
-info = json.load(open(sys.argv[1]))
-info["end_at"] = (datetime.now(timezone.utc) + timedelta(seconds=int(sys.argv[2]))).isoformat()
-json.dump(info, open(sys.argv[1], "w"))
-PY
-}
-
 @test "at the end of its lifetime e2b pauses the sandbox by default, or kills it with --on-timeout kill or control-room.json" {
   start_worker
   run call_field Sandbox.create lifecycle
