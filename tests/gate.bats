@@ -484,6 +484,25 @@ False
 False "
 }
 
+@test "the gate and cr-e2b agree on what a BLOCKED verdict is: a word run on to BLOCKED is none, and asked for one" {
+  setup_runner
+  mkdir -p "$SBX/.cr/queue"
+  printf 'gate_tries 1\n' >"$SBX/.cr/watch"
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope .\n' >"$SBX/.cr/queue/000002.md"
+  for last in "EPIC wc-3 BLOCKED needs a key" "EPIC wc-3 BLOCKED: needs a key" "EPIC wc-3 BLOCKEDX" "EPIC wc-3 BLOCKED_ON key"; do
+    rm -f "$SBX"/.cr/queue/000002.{gate,asked,verdict}
+    gate=$(python3 -c 'import json, sys; print(json.dumps({"last_assistant_message": sys.argv[1]}))' "$last" |
+      CR_TURN_BASE="$SBX/.cr/queue/000002" in_sandbox gate hook)
+    python=$(PYTHONPATH="$ROOT" python3 -c 'import re, sys, cr_e2b; print(bool(re.match(cr_e2b.BLOCKED_LINE, sys.argv[1])))' "$last")
+    echo "$python ${gate:+asked}"
+  done >"$TEST_DIR/agree"
+  run cat "$TEST_DIR/agree"
+  assert_output "True 
+True 
+False asked
+False asked"
+}
+
 @test "the gate and cr-e2b take the same characters as blank around an EPIC line" {
   setup_runner
   mkdir -p "$SBX/.cr/queue"
