@@ -255,7 +255,7 @@ STUB
 @test "a worker that replaced the verdict gate has no verdict, never 'gate off': wait exits 8" {
   cat >forged.md <<EOF
 $EPIC_BRIEF
-STUB_RUN=printf 'exit 0\\n' >"\$HOME/.cr/gate" && git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH
+STUB_RUN=printf '\\njudge_turn = lambda *words: None\\n' >>"\$HOME/.cr/cr_e2b.py" && touch "\$CR_TURN_BASE.verdict" && git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH
 STUB_SAY=echo "EPIC wc-3 READY \$(git rev-parse HEAD) https://git.example.com/you/app/pull/1"
 EOF
   start_worker forged.md --check true

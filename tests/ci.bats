@@ -308,10 +308,12 @@ runner_watches() {
   setup_ci
   rm "$SBX/.cr/setup-pending" "$SBX/.cr/ci-target"
   echo 'gate_tries 1' >>"$SBX/.cr/watch"
-  cat >"$SBX/.cr/gate" <<GATE
-n=\$((10#\${2##*/}))
-printf '{"turn":%s,"event":"verdict","at":"x","verdict":"ready","ok":true,"by":"after","pull_request":"$URL"}\n' "\$n" >>"\$HOME/.cr/turns.jsonl"
-: >"\$2.verdict"
+  cat >>"$SBX/.cr/cr_e2b.py" <<GATE
+
+
+def gate_after_turn(base, result_path):
+    record("verdict", int(os.path.basename(base)), at="x", verdict="ready", ok=True, by="after", pull_request="$URL")
+    write_file(base + ".verdict", "")
 GATE
 }
 

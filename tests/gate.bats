@@ -3,7 +3,7 @@
 # it. The stub Claude Code runs the gate as its Stop hook, as Claude Code
 # does, and its prompt says what the worker does (STUB_RUN), what it claims
 # (STUB_SAY, STUB_LAST) and how it answers a block (STUB_ON_FEEDBACK); the gate
-# script itself runs for real, in the worker's clone, against a real origin.
+# itself runs for real, in the worker's clone, against a real origin.
 
 load test_helper
 
@@ -266,7 +266,7 @@ verdict   none given after block 1 of 3
   brief false.md "STUB_LAST=EPIC wc-3 READY 1234abcd https://git.example.com/you/app/pull/7"
   gated false.md --gate-tries 0
   assert_failure 8
-  [ ! -e "$(sandbox_home)/.cr/gate" ]
+  [ ! -e "$(sandbox_home)/.cr/checks" ]
   [ ! -e "$(sandbox_home)/.cr/settings.json" ]
   [ "$(blocks)" -eq 0 ]
   run cr-e2b list
@@ -423,7 +423,8 @@ npm run lint"
   assert_output "gate_tries 2
 check_timeout 120"
   run python3 -c 'import json, sys; print(json.load(open(sys.argv[1])))' "$home/.cr/settings.json"
-  assert_output "{'hooks': {'Stop': [{'hooks': [{'type': 'command', 'command': 'bash \"\$HOME/.cr/gate\" hook', 'timeout': 540}]}]}}"
+  hook='python3 -I -c "import sys; sys.path.insert(0, sys.argv[1]); import cr_e2b; sys.exit(cr_e2b.sandbox_main(sys.argv[2:]))" "$HOME/.cr" gate hook'
+  assert_output "{'hooks': {'Stop': [{'hooks': [{'type': 'command', 'command': '$hook', 'timeout': 540}]}]}}"
   grep -q 'must make pass before you report READY: `npm test`, `npm run lint`.' "$(turn_file 1 md)"
 }
 
@@ -464,14 +465,13 @@ check_timeout 120"
 @test "the gate and the runner agree with cr-e2b on what an EPIC brief and a verdict line are" {
   setup_runner
   mkdir -p "$SBX/.cr/queue"
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.GATE_SCRIPT)' >"$SBX/.cr/gate"
   printf 'gate_tries 1\n' >"$SBX/.cr/watch"
   for line in "EPIC wc-3: branch claude/wc-3-x, scope a, grants b" "  EPIC proj-12.1: branch claude/p-1, scope ." \
       "EPIC wc-3 branch x" "epic wc-3: branch x" "WORKER backend READY" "What is EPIC wc-3: branch x?"; do
     printf '%s\n' "$line" >"$SBX/.cr/queue/000002.md"
     rm -f "$SBX"/.cr/queue/000002.{gate,asked,verdict}
     gate=$(printf '{"last_assistant_message":"none","background_tasks":[]}' |
-      HOME="$SBX" CR_TURN_BASE="$SBX/.cr/queue/000002" bash "$SBX/.cr/gate" hook)
+      CR_TURN_BASE="$SBX/.cr/queue/000002" in_sandbox gate hook)
     python=$(PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; print(not cr_e2b.is_question(sys.argv[1].encode()))' "$line")
     echo "$python ${gate:+blocked}"
   done >"$TEST_DIR/agree"
@@ -484,10 +484,28 @@ False
 False "
 }
 
+@test "the gate and cr-e2b agree on what a BLOCKED verdict is: a word run on to BLOCKED is none, and asked for one" {
+  setup_runner
+  mkdir -p "$SBX/.cr/queue"
+  printf 'gate_tries 1\n' >"$SBX/.cr/watch"
+  printf 'EPIC wc-3: branch claude/wc-3-x, scope .\n' >"$SBX/.cr/queue/000002.md"
+  for last in "EPIC wc-3 BLOCKED needs a key" "EPIC wc-3 BLOCKED: needs a key" "EPIC wc-3 BLOCKEDX" "EPIC wc-3 BLOCKED_ON key"; do
+    rm -f "$SBX"/.cr/queue/000002.{gate,asked,verdict}
+    gate=$(python3 -c 'import json, sys; print(json.dumps({"last_assistant_message": sys.argv[1]}))' "$last" |
+      CR_TURN_BASE="$SBX/.cr/queue/000002" in_sandbox gate hook)
+    python=$(PYTHONPATH="$ROOT" python3 -c 'import re, sys, cr_e2b; print(bool(re.match(cr_e2b.BLOCKED_LINE, sys.argv[1])))' "$last")
+    echo "$python ${gate:+asked}"
+  done >"$TEST_DIR/agree"
+  run cat "$TEST_DIR/agree"
+  assert_output "True 
+True 
+False asked
+False asked"
+}
+
 @test "the gate and cr-e2b take the same characters as blank around an EPIC line" {
   setup_runner
   mkdir -p "$SBX/.cr/queue"
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.GATE_SCRIPT)' >"$SBX/.cr/gate"
   printf 'gate_tries 1\n' >"$SBX/.cr/watch"
   # a sandbox's UTF-8 locale, where glibc counts an em space (not a no-break space) as a space
   export LC_ALL=C.UTF-8
@@ -497,7 +515,7 @@ False "
     printf '%s\nCount the words.\n' "$1" >"$SBX/.cr/queue/000002.md"
     rm -f "$SBX"/.cr/queue/000002.{gate,asked,verdict}
     printf '{"last_assistant_message":"done\\n%s","background_tasks":[]}' "$2" |
-      HOME="$SBX" CR_TURN_BASE="$SBX/.cr/queue/000002" bash "$SBX/.cr/gate" hook >"$TEST_DIR/gate.out"
+      CR_TURN_BASE="$SBX/.cr/queue/000002" in_sandbox gate hook >"$TEST_DIR/gate.out"
     if [ -e "$SBX/.cr/queue/000002.verdict" ]; then echo verdict
     elif [ -s "$TEST_DIR/gate.out" ]; then echo "asked for a verdict"
     else echo "not an EPIC brief"; fi

@@ -283,7 +283,8 @@ OUT
   make_repo; with_claude
   git -C "$TEST_DIR/src" checkout -qb trunk && git -C "$TEST_DIR/src" push -q "$TEST_DIR/origin.git" trunk
   printf '{"integration_branch": "trunk", "branch_prefix": "w/", "profile_variable": "WORKER_PROFILE"}' >control-room.json
-  run cr-e2b start --repo "$REPO" --profile docs --brief brief.md --workdir repo --prefix bots/
+  printf 'EPIC wc-3: branch bots/wc-3-count, scope src/, grants tests/\n' >bots.md
+  run cr-e2b start --repo "$REPO" --profile docs --brief bots.md --workdir repo --prefix bots/
   assert_success
   run call_field Sandbox.create metadata
   assert_output_contains '"integration": "trunk", "prefix": "bots/"'
@@ -310,7 +311,7 @@ OUT
   no_sdk_calls
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
   assert_output "git-identity clone install queue launch
-18"
+17"
 }
 
 @test "start without E2B_API_KEY exits 2 before any SDK call" {
@@ -491,7 +492,7 @@ cr-e2b: warning: the sandbox may reach only: api.anthropic.com, github.com, api.
 
 @test "control-room.json with an unknown key, or nested too deep, is one line and exit 2, naming the nearest key; doctor says so too" {
   printf '{"integration_brnach": "develop"}\n' >control-room.json
-  rejects "control-room.json has an unknown key 'integration_brnach': did you mean 'integration_branch'? (known: integration_branch, branch_prefix, profile_variable, setup, checks, gate_tries, check_timeout, max_cost, template, queue, ci_rounds, ci_poll, ci_settle, ci_timeout)" "${ok_args[@]}"
+  rejects "control-room.json has an unknown key 'integration_brnach': did you mean 'integration_branch'? (known: integration_branch, branch_prefix, profile_variable, setup, checks, gate_tries, check_timeout, max_cost, template, queue, on_timeout, ci_rounds, ci_poll, ci_settle, ci_timeout)" "${ok_args[@]}"
   printf '{"integration": "develop"}\n' >control-room.json
   rejects "unknown key 'integration': did you mean 'integration_branch'?" "${ok_args[@]}"
   python3 -c 'import sys; n = 100000; sys.stdout.write("{\"setup\": " + "[" * n + "]" * n + "}")' >control-room.json
