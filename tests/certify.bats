@@ -247,7 +247,7 @@ STUB
   assert_success
   run grep -c "$GITHUB_KEY_VALUE" "$TEST_DIR/git-argv"
   assert_output 0
-  grep -q 'ls-remote --heads -- https://github.com/acme/demo.git' "$TEST_DIR/git-argv"
+  grep -q 'ls-remote -- https://github.com/acme/demo.git refs/heads/\*' "$TEST_DIR/git-argv"
   grep -q 'credential.https://github.com.helper=!f() {' "$TEST_DIR/git-argv"
   grep -qx token-in-env "$TEST_DIR/git-argv"
 }
@@ -415,6 +415,7 @@ ci_record() {
   assert_failure 8
   run cr-e2b list
   assert_output_contains "ci red 2/3: test, lint"
+  cr-e2b kill --sandbox "$made" --force  # one pull request is one worker's
   github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false PENDING:test "$(date -u +%Y-%m-%dT%H:%M:%SZ)")]"
   claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
   ci_record watching

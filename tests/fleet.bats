@@ -134,7 +134,7 @@ sbx14  silence      -  1 turn   $0.50  N left  no verdict: WORKER silence READY
 sbx13  rejected     -  1 turn   $0.50  N left  undelivered: claude/wc-5 is not on origin: push it (and 1 more reason)
 sbx12  unverified   -  1 turn   $0.50  N left  undelivered: claude/wc-4 is not on T/origin
 sbx11  silent       -  -        -      N left  unreachable: no answer in 2 s
-sbx10  paused       -  -        -      N left  paused
+sbx10  paused       -  -        -      N left  paused: not looked at from here yet
 sbx9   setup        -  1 turn   $0.50  N left  setup failed: at step clone: nothing will run
 sbx8   dead         -  1 turn   $0.50  N left  dead runner: turns are queued but no runner is alive (a brief restarts it)
 sbx7   running      -  2 turns  $0.50  N left  running: turn 2 for 12m, last output 2m ago
@@ -621,7 +621,7 @@ sbx1  blocked  paused: BLOCKED: needs the staging key"
     git -C "$TEST_DIR/src" push -q "$TEST_DIR/origin.git" "claude/wc-$n"
     sha[n]=$(git -C "$TEST_DIR/src" rev-parse HEAD)
   done
-  github_pulls "[$(pull 7 claude/wc-1 "${sha[1]}" OPEN main false PENDING), $(pull 8 claude/wc-2 "${sha[2]}" OPEN main false SUCCESS)]"
+  github_pulls "[$(pull 7 claude/wc-1 "${sha[1]}" OPEN main false PENDING "$(date -u +%Y-%m-%dT%H:%M:%SZ)"), $(pull 8 claude/wc-2 "${sha[2]}" OPEN main false SUCCESS)]"
   FLEET_REPO=https://github.com/acme/demo.git
   fleet_worker green 0 false "EPIC wc-2 READY ${sha[2]} https://github.com/acme/demo/pull/8"
   fleet_worker pending 0 false "EPIC wc-1 READY ${sha[1]} https://github.com/acme/demo/pull/7"

@@ -43,6 +43,7 @@ repo      https://git.example.com/team/app.git
 session   9b30a883-73ad-4531-bba2-05e112cdb160
 worker    idle
 last turn 5 failed (Claude Code exit 137): (no final line)
+epic      wc-4 (turn 4): BLOCKED need write access to docs/
 work      no git repository in repo (did setup fail at clone?)
 spent     $0.4090 (no cap)
 denials   1
@@ -103,9 +104,9 @@ print(sorted(d["worker"]))
 print(sorted(d["last_turn"]))
 print(d["state"], d["worker"]["state"], d["last_turn"]["turn"], d["session_cost_usd"], d["spent_usd"], d["max_cost_usd"], d["permission_denials"], d["turns"], d["work"])' "$output"
   assert_output <<'OUT'
-['agent_version', 'checks', 'end_at', 'fork', 'gate_tries', 'last_turn', 'max_cost_usd', 'owner', 'permission_denials', 'profile', 'repo', 'rounds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'spent_usd', 'start_max_cost_usd', 'started_at', 'state', 'turns', 'work', 'worker']
+['agent_version', 'checks', 'end_at', 'epics', 'fork', 'gate_tries', 'last_turn', 'max_cost_usd', 'owner', 'permission_denials', 'profile', 'repo', 'rounds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'session_id', 'spent_usd', 'start_max_cost_usd', 'started_at', 'state', 'turns', 'work', 'worker']
 ['held', 'idle_seconds', 'inherited_usd', 'limited', 'max_cost_usd', 'over_budget', 'queued', 'running_seconds', 'setup', 'since', 'spent_usd', 'state', 'turn']
-['certified', 'ci', 'ci_rounds', 'denied', 'denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
+['api_error_status', 'certified', 'ci', 'ci_rounds', 'denied', 'denied_delivery', 'dropped', 'duration_ms', 'ended_at', 'exit_code', 'first_line', 'is_error', 'last_line', 'limited', 'limits', 'permission_denials', 'prompt', 'queued_at', 'reason', 'session_cost_usd', 'spent_usd', 'started_at', 'state', 'tries', 'try_started_at', 'turn', 'verdict', 'verified']
 running idle 5 0.152688 0.409 None 1 5 {'workdir': 'repo', 'git': False}
 OUT
 }
@@ -166,7 +167,7 @@ OUT
   run cr-e2b list --json
   assert_success
   run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d["sandboxes"][0]))' "$output"
-  assert_output "['branch', 'certified', 'end_at', 'exit_code', 'idle_seconds', 'inherited_usd', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'settled', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'work_at_risk', 'worker_state']"
+  assert_output "['branch', 'certified', 'end_at', 'epics', 'exit_code', 'idle_seconds', 'inherited_usd', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'queued', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'settled', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'work_at_risk', 'work_left', 'worker_state']"
 }
 
 @test "list with no workers prints nothing and succeeds" {
