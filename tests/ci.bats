@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# The pull request's watch (~/.cr/ci), run for real in $SBX with the stub gh
-# (tests/fixtures/gh, whose --jq runs for real on ~/pr.json): after a READY the
-# gate verified, red checks and a writer's review come back to the worker as
+# The pull request's watch (the sandbox side's `watch`), run for real in $SBX
+# with the stub gh (tests/fixtures/gh, answering from ~/pr.json): after a READY
+# the gate verified, red checks and a writer's review come back to the worker as
 # rounds, a capped number of times per epic. No runner takes the rounds here
 # (setup-pending holds them), so that each test sees what the watch queued.
 
@@ -15,7 +15,6 @@ HEAD_B=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
 # The watch's sandbox: turn 2 of epic wc-3 ended READY, and the watch pointed at it.
 setup_ci() {
   setup_runner
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.CI_SCRIPT)' >"$SBX/.cr/ci"
   printf 'github 1\nci_rounds %s\nci_poll 1\nci_settle %s\nci_timeout %s\n' "${ROUNDS:-3}" "${SETTLE:-300}" \
     "${TIMEOUT:-3600}" >"$SBX/.cr/watch"
   mkdir -p "$SBX/.cr/queue" "$SBX/.local/bin"
@@ -50,8 +49,20 @@ check() { # NAME STATUS CONCLUSION [RUN JOB]
     "$1" "$2" "$([ -n "$3" ] && echo "\"$3\"" || echo null)" "${4:-5}" "${5:-7}"
 }
 
-watch_ci() { HOME="$SBX" bash "$SBX/.cr/ci" watch >>"$TEST_DIR/ci.out" 2>&1 & echo $! >"$TEST_DIR/ci.pid"; }
-stop_ci() { [ ! -f "$TEST_DIR/ci.pid" ] || kill "$(cat "$TEST_DIR/ci.pid")" 2>/dev/null || true; }
+# The watch, detached as the runner starts it, or in the foreground (watch_once).
+watch_ci() {
+  in_sandbox watch >>"$TEST_DIR/ci.out" 2>&1 &
+  eventually "the watch" test -s "$SBX/.cr/ci.pid"
+}
+watch_once() { (cd "$SBX" && HOME="$SBX" timeout 20 bash -c "$(sandbox_line watch)"); }
+stop_ci() {
+  local pid
+  pid=$(cat "$SBX/.cr/ci.pid" 2>/dev/null) || return 0
+  kill "$pid" 2>/dev/null || true
+  eventually "the watch to end" gone "$pid"
+  rm -f "$SBX/.cr/ci.pid"
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
 eval "helper_$(declare -f teardown)"
 teardown() { stop_ci; helper_teardown; }
 
@@ -238,7 +249,7 @@ EOF
   printf 'rounds 1\nfailing test\n' >"$SBX/.cr/ci-wc-3"
   inline_comments ""
   pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]" "[$(review "$(date -u +%Y-%m-%dT%H:%M:%SZ)" OWNER o CHANGES_REQUESTED "No.")]"
-  HOME="$SBX" run timeout 20 bash "$SBX/.cr/ci" watch
+  run watch_once
   assert_success
   run ci_states
   assert_output "changes-requested 1/1 - null"
@@ -281,7 +292,7 @@ EOF
 @test "a pull request closed or merged ends the watch" {
   setup_ci
   pr "$HEAD_A" "[]" "[]" "[]" MERGED
-  HOME="$SBX" run bash "$SBX/.cr/ci" watch
+  run watch_once
   assert_success
   run ci_states
   assert_output "merged 0/3 - null"
