@@ -133,21 +133,27 @@ green 0/3 - null
 cancelled 0/3 - null"
 }
 
-@test "rounds are counted per epic across pushes, and the same failing checks twice end them early" {
+@test "a check that fails again on a new head gets the next round with its new log; a round answered on the same head is red" {
   ROUNDS=3 setup_ci
-  pr "$HEAD_A" "[$(check test COMPLETED FAILURE)]"
+  echo "FAIL: 3 words, expected 2" >"$SBX/job-7.log"
+  echo "FAIL: 4 words, expected 2" >"$SBX/job-9.log"
+  pr "$HEAD_A" "[$(check test COMPLETED FAILURE 5 7)]"
   watch_ci
   eventually "round 1" has_state round
-  answered 3 "$HEAD_B" "[$(check test COMPLETED FAILURE)]"
+  answered 3 "$HEAD_B" "[$(check test COMPLETED FAILURE 6 9)]"
+  eventually "round 2" has_state "round 2/3"
+  grep -q "FAIL: 4 words, expected 2" "$(round_file 4)"
+  answered 4 "$HEAD_B" "[$(check test COMPLETED FAILURE 6 9)]"
   eventually "red" has_state red
   stop_ci
   run ci_states
   assert_output "round 1/3 test 3
-red 1/3 test null"
+round 2/3 test 4
+red 2/3 test null"
   [ ! -e "$SBX/.cr/ci-target" ]
 }
 
-@test "a green between two reds starts the same failing set's count again: the rounds go on" {
+@test "a green between two reds: the rounds go on" {
   ROUNDS=3 setup_ci
   HEAD_C=cccccccccccccccccccccccccccccccccccccccc
   pr "$HEAD_A" "[$(check test COMPLETED FAILURE)]"
