@@ -15,7 +15,7 @@ HEAD_B=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
 # The watch's sandbox: turn 2 of epic wc-3 ended READY, and the watch pointed at it.
 setup_ci() {
   setup_runner
-  printf 'github 1\nci_rounds %s\nci_poll 1\nci_settle %s\nci_timeout %s\n' "${ROUNDS:-3}" "${SETTLE:-300}" \
+  printf 'github 1\nci_rounds %s\nci_poll 1\nci_settle %s\nci_timeout %s\n' "${ROUNDS:-3}" "${SETTLE:-1}" \
     "${TIMEOUT:-3600}" >"$SBX/.cr/watch"
   mkdir -p "$SBX/.cr/queue" "$SBX/.local/bin"
   ln -sf "$FIXTURES/gh" "$SBX/.local/bin/gh"
@@ -47,6 +47,10 @@ inline_comments() { mkdir -p "$SBX/api/repos/acme/demo/pulls/12"; echo "[$1]" >"
 check() { # NAME STATUS CONCLUSION [RUN JOB]
   printf '{"__typename": "CheckRun", "name": "%s", "status": "%s", "conclusion": %s, "detailsUrl": "https://github.com/acme/demo/actions/runs/%s/job/%s"}' \
     "$1" "$2" "$([ -n "$3" ] && echo "\"$3\"" || echo null)" "${4:-5}" "${5:-7}"
+}
+# A commit status (a CLA bot's, say): status CONTEXT STATE
+status() {
+  printf '{"__typename": "StatusContext", "context": "%s", "state": "%s", "targetUrl": "https://cla.example.com/acme/demo"}' "$1" "$2"
 }
 
 # The watch, detached as the runner starts it, or in the foreground (watch_once).
@@ -282,6 +286,32 @@ EOF
   eventually "ci pending" has_state ci-pending
   stop_ci
   [ ! -e "$(round_file 4)" ]
+}
+
+# Until the watch has looked at the pull request N times.
+looked() { [ "$(grep -c '^pr view' "$SBX/gh-calls")" -ge "$1" ]; }
+
+@test "a commit status complete at once is no green before --ci-settle after the head's first check" {
+  SETTLE=300 setup_ci
+  pr "$HEAD_A" "[$(status cla SUCCESS)]"
+  watch_ci
+  eventually "three looks" looked 3
+  stop_ci
+  run ci_states
+  assert_output ""
+}
+
+@test "a check that appears on a head after its green is acted on, and GitHub's ACTION_REQUIRED is red" {
+  SETTLE=1 setup_ci
+  pr "$HEAD_A" "[$(status cla SUCCESS)]"
+  watch_ci
+  eventually "green" has_state green
+  pr "$HEAD_A" "[$(status cla SUCCESS), $(check test COMPLETED FAILURE), $(check deploy COMPLETED ACTION_REQUIRED 5 8)]"
+  eventually "a round" has_state round
+  stop_ci
+  run ci_states
+  assert_output "green 0/3 - null
+round 1/3 test,deploy 3"
 }
 
 @test "checks that appear on a head after it was called no CI are still acted on: red comes back as a round" {
