@@ -509,6 +509,6 @@ a warning on its way out
   run sed -n 's/^=== turn \([23]\) · [^ ]* · /\1 /p' <<<"$output"
   assert_output <<OUT
 2 EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/
-3 (cr-e2b) Round 1 of 3 on your pull request $url: checks of $head failed: lint, test
+3 (cr-e2b) Round 1 of 3 on your pull request $url: checks of $head failed; their names and failed logs follow.
 OUT
 }
