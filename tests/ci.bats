@@ -26,13 +26,22 @@ setup_ci() {
   target 2 "$(date -d '-1 hour' +%s)"
 }
 
-# The watch's target, as the runner writes it: target TURN SINCE_EPOCH
-target() { printf '%s\n%s\n%s\n%s\n' "$1" "$URL" "$SBX/.cr/queue/$(printf %06d "$1")" "$2" >"$SBX/.cr/ci-target"; }
+# Epic wc-3's target, as the runner writes it: target TURN SINCE_EPOCH
+target() {
+  mkdir -p "$SBX/.cr/ci-targets"
+  printf '%s\n%s\n%s\n%s\n' "$1" "$URL" "$SBX/.cr/queue/$(printf %06d "$1")" "$2" >"$SBX/.cr/ci-targets/wc-3"
+}
 
-# The pull request as gh gives it: pr HEAD CHECKS_JSON [REVIEWS_JSON [COMMENTS_JSON [STATE]]]
+# The turn of the newest READY the watch still watches (None when none is), as a peek tells the caller.
+watched_turn() {
+  HOME="$SBX" python3 -I -c 'import sys; sys.path.insert(0, sys.argv[1]); import cr_e2b
+print(cr_e2b.watch_state()["ci_target"])' "$SBX/.cr"
+}
+
+# The pull request as gh gives it (pull request $PR's, if given): pr HEAD CHECKS_JSON [REVIEWS_JSON [COMMENTS_JSON [STATE]]]
 pr() {
   printf '{"state": "%s", "headRefOid": "%s", "statusCheckRollup": %s, "reviews": %s, "comments": %s}\n' \
-    "${5:-OPEN}" "$1" "$2" "${3:-[]}" "${4:-[]}" >"$SBX/pr.json"
+    "${5:-OPEN}" "$1" "$2" "${3:-[]}" "${4:-[]}" >"$SBX/pr${PR:+-$PR}.json"
 }
 
 # The review comments on the pull request's diff, as gh api gives them: inline AT ASSOCIATION LOGIN PATH LINE BODY
@@ -85,6 +94,12 @@ for line in open(sys.argv[1]):
     "$SBX/.cr/turns.jsonl" 2>/dev/null
 }
 has_state() { ci_states | grep -q "^$1 "; }
+# Whether the watch's records of turn N came to a state: turn_state N STATE
+turn_state() {
+  python3 -c 'import json, sys
+sys.exit(not any(r.get("event") == "ci" and r["turn"] == int(sys.argv[2]) and r["state"] == sys.argv[3]
+                 for r in map(json.loads, open(sys.argv[1]))))' "$SBX/.cr/turns.jsonl" "$1" "$2"
+}
 round_file() { echo "$SBX/.cr/queue/$(printf %06d "$1").md"; }
 # A round's prompt (or its frame, with `frame`), its nonce shown as NONCE: prompt_of TURN [frame]
 prompt_of() {
@@ -195,7 +210,7 @@ cancelled 0/3 - null"
   assert_output "round 1/3 test 3
 round 2/3 test 4
 red 2/3 test null"
-  [ ! -e "$SBX/.cr/ci-target" ]
+  [ "$(watched_turn)" = None ]
 }
 
 @test "a green between two reds: the rounds go on" {
@@ -345,7 +360,7 @@ EOF
   run ci_states
   assert_output "changes-requested 1/1 - null"
   [ ! -e "$(round_file 3)" ]
-  [ ! -e "$SBX/.cr/ci-target" ]
+  [ "$(watched_turn)" = None ]
 }
 
 @test "a comment from before the READY starts no round" {
@@ -413,7 +428,7 @@ round 1/3 test,deploy 3"
   assert_success
   run ci_states
   assert_output "merged 0/3 - null"
-  [ ! -e "$SBX/.cr/ci-target" ]
+  [ "$(watched_turn)" = None ]
 }
 
 @test "a brief of the user's goes first: the round comes after the turns queued before it" {
@@ -434,12 +449,14 @@ round 1/3 test,deploy 3"
 # passes every READY (as the real one does one that holds).
 runner_watches() {
   setup_ci
-  rm "$SBX/.cr/setup-pending" "$SBX/.cr/ci-target"
+  rm -r "$SBX/.cr/setup-pending" "$SBX/.cr/ci-targets"
   echo 'gate_tries 1' >>"$SBX/.cr/watch"
-  cat >"$SBX/.cr/gate" <<GATE
-n=\$((10#\${2##*/}))
-printf '{"turn":%s,"event":"verdict","at":"x","verdict":"ready","ok":true,"by":"after","pull_request":"$URL"}\n' "\$n" >>"\$HOME/.cr/turns.jsonl"
-: >"\$2.verdict"
+  cat >"$SBX/.cr/gate" <<'GATE'
+n=$((10#${2##*/}))
+url=$(grep -o 'https://github.com/acme/demo/pull/[0-9]*' "$3" | tail -n 1)
+[ -n "$url" ] || exit 0
+printf '{"turn":%s,"event":"verdict","at":"x","verdict":"ready","ok":true,"by":"after","pull_request":"%s"}\n' "$n" "$url" >>"$HOME/.cr/turns.jsonl"
+: >"$2.verdict"
 GATE
 }
 
@@ -449,7 +466,7 @@ GATE
   send "EPIC wc-3: branch $BRANCH, scope src/, grants tests/
 STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
   eventually "green" has_state green
-  run sed -n 2p "$SBX/.cr/ci-target"
+  run sed -n 2p "$SBX/.cr/ci-targets/wc-3"
   assert_output "$URL"
   run grep -c '"event":"ci","at"' "$SBX/.cr/turns.jsonl"
   assert_output 1
@@ -475,4 +492,27 @@ STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
   eventually "unreadable" has_state unreadable
   run ci_states
   assert_output "unreadable 0/3 - null"
+}
+
+@test "a second epic's READY does not hide the first's: a writer's review on the first epic's pull request is a round of that epic" {
+  runner_watches
+  permission o admin
+  inline_comments ""
+  PR=12 pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]"
+  PR=13 pr "$HEAD_B" "[$(check test COMPLETED SUCCESS)]"
+  send "EPIC wc-3: branch $BRANCH, scope src/, grants tests/
+STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
+  eventually "#12 green" turn_state 3 green
+  send "EPIC wc-4: branch claude/wc-4-docs, scope docs/, grants docs/
+STUB_LAST=EPIC wc-4 READY $HEAD_B https://github.com/acme/demo/pull/13"
+  eventually "#13 green" turn_state 4 green
+  PR=12 pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]" \
+    "[$(review "$(date -u +%Y-%m-%dT%H:%M:%SZ)" OWNER o CHANGES_REQUESTED "Count hyphenated words once.")]"
+  eventually "a round of wc-3" turn_state 3 review
+  run head -n 1 "$(round_file 5)"
+  assert_output "EPIC wc-3: branch $BRANCH, scope src/, grants tests/"
+  grep -q "Count hyphenated words once." "$(round_file 5)"
+  run sed -n 1p "$SBX/.cr/ci-wc-3"
+  assert_output "rounds 1"
+  [ ! -e "$SBX/.cr/ci-wc-4" ]
 }

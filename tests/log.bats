@@ -502,7 +502,8 @@ a warning on its way out
     '{"name": "test", "status": "COMPLETED", "conclusion": "FAILURE", "detailsUrl": "https://github.com/acme/demo/actions/runs/5/job/7"}' \
     '{"name": "lint", "status": "COMPLETED", "conclusion": "FAILURE", "detailsUrl": "https://github.com/acme/demo/actions/runs/5/job/8"}' \
     >"$home/pr.json"
-  printf '2\n%s\n%s\n%s\n' "$url" "$home/.cr/queue/000002" "$(date -d '-1 hour' +%s)" >"$home/.cr/ci-target"
+  mkdir -p "$home/.cr/ci-targets"
+  printf '2\n%s\n%s\n%s\n' "$url" "$home/.cr/queue/000002" "$(date -d '-1 hour' +%s)" >"$home/.cr/ci-targets/wc-3"
   HOME="$home" run timeout 30 bash -c "$(sandbox_line watch)"
   wait_idle
   run cr-e2b log --sandbox sbx1
