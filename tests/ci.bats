@@ -385,7 +385,7 @@ EOF
 }
 
 # Until the watch has looked at the pull request N times.
-looked() { [ "$(grep -c '^pr view' "$SBX/gh-calls")" -ge "$1" ]; }
+looked() { [ "$(cat "$SBX/gh-calls" 2>/dev/null | grep -c '^pr view')" -ge "$1" ]; }
 
 @test "a commit status complete at once is no green before --ci-settle after the head's first check" {
   SETTLE=300 setup_ci
@@ -484,6 +484,21 @@ STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
   eventually "a round" has_state review
   run grep -c "Rename it." "$(round_file 4)"
   assert_output 1
+}
+
+@test "a GitHub rate limit makes the watch wait and look again, neither ending it nor counting as unreadable" {
+  TIMEOUT=1 setup_ci
+  pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]"
+  echo "GraphQL: API rate limit exceeded for user ID 1." >"$SBX/gh-limit"
+  watch_ci
+  eventually "a look" looked 1
+  echo "HTTP 429: Too Many Requests (https://api.github.com/graphql)" >"$SBX/gh-limit"
+  eventually "a second look" looked 2
+  rm "$SBX/gh-limit"
+  eventually "green" has_state green
+  stop_ci
+  run ci_states
+  assert_output "green 0/3 - null"
 }
 
 @test "a pull request gh cannot read for --ci-timeout ends the watch as unreadable" {
