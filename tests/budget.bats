@@ -420,13 +420,13 @@ watch     ci_rounds 1, ci_poll 1, ci_settle 300, ci_timeout 1'
   run grep -c '^ci_rounds ' "$home/.cr/watch"
   assert_output 2
   # the watch of a pull request gh cannot read gives up after the new --ci-timeout, not the old
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.CI_SCRIPT)' >"$home/.cr/ci"
   echo brief >"$home/.cr/queue/000002.md"
   : >"$home/.cr/queue/000002.ended"
-  printf '2\nhttps://github.com/acme/demo/pull/12\n%s\n%s\n' "$home/.cr/queue/000002" "$(date +%s)" >"$home/.cr/ci-target"
+  mkdir -p "$home/.cr/ci-targets"
+  printf '2\nhttps://github.com/acme/demo/pull/12\n%s\n%s\n' "$home/.cr/queue/000002" "$(date +%s)" >"$home/.cr/ci-targets/wc-3"
   mkdir -p "$home/.local/bin"
   ln -sf "$FIXTURES/gh" "$home/.local/bin/gh"
-  HOME="$home" run timeout 20 bash "$home/.cr/ci" watch
+  HOME="$home" run timeout 20 bash -c "$(sandbox_line watch)"
   assert_success
   run grep -c '"state":"unreadable"' "$home/.cr/turns.jsonl"
   assert_output 1

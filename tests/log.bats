@@ -495,7 +495,6 @@ a warning on its way out
   wait_idle
   home=$(sandbox_home)
   url=https://github.com/acme/demo/pull/12 head=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.CI_SCRIPT)' >"$home/.cr/ci"
   printf 'ci_rounds 3\nci_poll 1\n' >>"$home/.cr/watch"
   mkdir -p "$home/.local/bin"
   ln -sf "$FIXTURES/gh" "$home/.local/bin/gh"
@@ -503,13 +502,14 @@ a warning on its way out
     '{"name": "test", "status": "COMPLETED", "conclusion": "FAILURE", "detailsUrl": "https://github.com/acme/demo/actions/runs/5/job/7"}' \
     '{"name": "lint", "status": "COMPLETED", "conclusion": "FAILURE", "detailsUrl": "https://github.com/acme/demo/actions/runs/5/job/8"}' \
     >"$home/pr.json"
-  printf '2\n%s\n%s\n%s\n' "$url" "$home/.cr/queue/000002" "$(date -d '-1 hour' +%s)" >"$home/.cr/ci-target"
-  HOME="$home" run timeout 30 bash "$home/.cr/ci" watch
+  mkdir -p "$home/.cr/ci-targets"
+  printf '2\n%s\n%s\n%s\n' "$url" "$home/.cr/queue/000002" "$(date -d '-1 hour' +%s)" >"$home/.cr/ci-targets/wc-3"
+  HOME="$home" run timeout 30 bash -c "$(sandbox_line watch)"
   wait_idle
   run cr-e2b log --sandbox sbx1
   run sed -n 's/^=== turn \([23]\) · [^ ]* · /\1 /p' <<<"$output"
   assert_output <<OUT
 2 EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/
-3 (cr-e2b) Round 1 of 3 on your pull request $url: checks of $head failed: lint, test
+3 (cr-e2b) Round 1 of 3 on your pull request $url: checks of $head failed; their names and failed logs follow.
 OUT
 }

@@ -90,12 +90,17 @@ setup_runner() {
 
 sbx_runner() { HOME="$SBX" bash "$SBX/.cr/runner" "$@"; }
 
+# The command line the caller sends to run a verb of the sandbox side: sandbox_line VERB WORDS...
+sandbox_line() {
+  PYTHONPATH="$ROOT" python3 -c 'import shlex, sys, cr_e2b
+print(cr_e2b.sandbox_command(*map(shlex.quote, sys.argv[1:])))' "$@"
+}
+
 # A verb of the sandbox side, run in $SBX (its HOME) by the very command line
 # the caller sends: in_sandbox VERB WORDS...
 in_sandbox() {
   local command
-  command=$(PYTHONPATH="$ROOT" python3 -c 'import shlex, sys, cr_e2b
-print(cr_e2b.sandbox_command(*map(shlex.quote, sys.argv[1:])))' "$@") || return 1
+  command=$(sandbox_line "$@") || return 1
   mkdir -p "$SBX/.cr"
   [ -f "$SBX/.cr/cr_e2b.py" ] || cp "$ROOT/cr-e2b" "$SBX/.cr/cr_e2b.py"
   (cd "$SBX" && HOME="$SBX" bash -c "$command")
