@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def names_of(target):
     """Every name a caller may use on target: parameters, fields, attributes."""
-    found = set(dir(target))
+    found = set(dir(target)) | set(getattr(target, "__annotations__", {}))  # a TypedDict's keys too
     if dataclasses.is_dataclass(target):
         found |= {f.name for f in dataclasses.fields(target)}
     if callable(target):

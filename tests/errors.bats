@@ -234,3 +234,16 @@ help_codes() { cr-e2b "$1" --help | sed -n '/^exit codes:/,$p' | sed -nE 's/^ +(
     help_codes "$verb" | grep -qx "$code" || { echo "cr-e2b $verb $words ($envs) gave $code, not in its help" >&2; return 1; }
   done
 }
+
+@test "--retry-for bounds each try's own wait too: a request to e2b waits at most what is left of it" {
+  make_sandbox
+  export FAKE_E2B_FAIL=api-network:2
+  run --separate-stderr cr-e2b wait --sandbox sbx1 --retry-for 30 --interval 0.1
+  run python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    c = json.loads(line)
+    if c["call"] in ("Sandbox.get_info", "Sandbox.connect"):
+        print(c["call"], 5 <= c.get("request_timeout", 0) <= 30)' "$FAKE_E2B_DIR/calls.jsonl"
+  assert_output_contains "Sandbox.get_info True"
+  refute_output_contains "False"
+}
