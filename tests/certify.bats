@@ -442,7 +442,7 @@ ci_record() {
   claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
   ci_record watching
   home=$(sandbox_home "$made")
-  bash -c 'exec -a "ci watch" sleep 30' &
+  python3 -c 'import time; time.sleep(30)' "$home/.cr" watch &
   echo $! >"$home/.cr/ci.pid"
   run cr-e2b list
   assert_output_contains "watching: #12: certified, ci red test; the watch may bring it back to the worker"

@@ -311,7 +311,7 @@ OUT
   no_sdk_calls
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
   assert_output "git-identity clone install queue launch
-17"
+16"
 }
 
 @test "start without E2B_API_KEY exits 2 before any SDK call" {
