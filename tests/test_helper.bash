@@ -340,6 +340,17 @@ install_runner() {
   printf 'repo\n' >"$home/.cr/workdir"
 }
 
+# Makes sbx1 (or ID) a sandbox that an older cr-e2b started: its sandbox side
+# the bash runner of old, no cr_e2b.py. $OLDER is what cr-e2b then says of it,
+# after "sandbox ID was started by an older cr-e2b: ".
+older_sandbox() {
+  local side
+  side="$(sandbox_home "${1:-sbx1}")/.cr"
+  rm "$side/cr_e2b.py"
+  printf '#!/bin/bash\necho "usage: runner VERB" >&2\nexit 2\n' >"$side/runner"
+}
+OLDER="its sandbox side is the bash runner that this release no longer drives; use the release that started it, or start a new worker"
+
 # The fake sandbox's state: running, paused or killed.
 sandbox_state() {
   python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["state"])' \
