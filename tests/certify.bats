@@ -403,7 +403,7 @@ ci_record() {
   claimed_worker "$(ready "$sha")" '{"ci_rounds": "3"}'
   ci_record watching
   home=$(sandbox_home "$made")
-  bash -c 'exec -a "ci watch" sleep 30' &
+  python3 -c 'import time; time.sleep(30)' ci watch &  # as watch_state() finds the watch
   echo $! >"$home/.cr/ci.pid"
   run --separate-stderr cr-e2b wait --sandbox "$made" --timeout 2 --interval 0.2
   assert_failure 6
