@@ -472,8 +472,8 @@ OUT
   for version in 2.1.197 stable latest; do
     rm -rf "$FAKE_E2B_DIR" && mkdir -p "$FAKE_E2B_DIR"
     run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --agent-version "$version"
-    run grep '^INSTALL=' "$(sandbox_home)/.cr/setup"
-    assert_output "INSTALL='curl -fsSL https://claude.ai/install.sh | bash -s $version'"
+    run python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["install"])' "$(sandbox_home)/.cr/setup.json"
+    assert_output "curl -fsSL https://claude.ai/install.sh | bash -s $version"
   done
 }
 
