@@ -136,6 +136,19 @@ queued as turn 3, 0 ahead of it"
   assert_output "Sandbox.get_info"
 }
 
+@test "brief and status of a worker that an older cr-e2b started say so in one line" {
+  make_sandbox
+  older_sandbox
+  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief brief.md
+  assert_failure 1
+  assert_one_error_line
+  assert_output "cr-e2b: sandbox sbx1 was started by an older cr-e2b: $OLDER"
+  run --separate-stderr cr-e2b status --sandbox sbx1
+  assert_failure 1
+  assert_one_error_line
+  assert_output "cr-e2b: sandbox sbx1 was started by an older cr-e2b: $OLDER"
+}
+
 @test "brief with an unreadable or empty file exits 2 before any call" {
   run --separate-stderr cr-e2b brief --sandbox sbx1 --brief missing.md
   assert_failure 2

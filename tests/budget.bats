@@ -18,13 +18,13 @@ compact() { python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1
 
 # A field of the runner's header (what every look at the worker reads), in $SBX or sandbox HOME.
 header() { # NAME [HOME]
-  HOME=${2:-$SBX} bash "${2:-$SBX}/.cr/runner" peek recent -1 0 | sed -n 1p |
-    python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)[sys.argv[1]]))' "$1"
+  local SBX=${2:-$SBX}
+  reply_field "$(in_sandbox peek recent -1 0)" "$1"
 }
 
 # Until the runner has let go of a queue it holds for the budget.
-held_queue() { eventually "the queue held" bash -c '[ "$(HOME=$1 bash "$1/.cr/runner" peek recent -1 0 |
-  sed -n 1p | grep -o "\"runner\":false,.*\"over_budget\":true")" ]' _ "${1:-$SBX}"; }
+held_queue() { eventually "the queue held" runner_holds "${1:-$SBX}"; }
+runner_holds() { [ "$(header runner "$1") $(header over_budget "$1")" = "false true" ]; }
 
 # The --max-budget-usd each call of the stub was given, a line each ("-": none).
 budgets_given() {
@@ -79,18 +79,12 @@ second STUB_BLOCK"
   held_queue
   send "second" >/dev/null
   send "third" >/dev/null
-  run sbx_runner budget
-  assert_output "spent 0.100000
-max_cost 0.1
-over_budget 1
-held 2
-released 0
-inherited"
+  run reply_field "$(in_sandbox budget)" spent max_cost over_budget held released inherited
+  assert_output "0.1 0.1 true 2 0 {}"
   [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 1 ]
-  run sbx_runner budget add 0.5
-  assert_output_contains "max_cost 0.600000"
-  assert_output_contains "released 2"
-  sbx_runner kick  # a second kick, as a retried raise would send, runs nothing twice
+  run reply_field "$(in_sandbox budget add 0.5)" max_cost released
+  assert_output "0.6 2"
+  in_sandbox kick  # a second kick, as a retried raise would send, runs nothing twice
   idle
   run prompts_seen
   assert_output "first STUB_COST=0.1
@@ -131,8 +125,8 @@ third"
   # the dead runner's record of the try is there, its spent record too
   sed -i '/"event":"ended"/d' "$SBX/.cr/turns.jsonl"
   rm "$SBX/.cr/queue/000001.ended"
-  sbx_runner drain
-  sbx_runner drain
+  in_sandbox drain
+  in_sandbox drain
   run spent_records
   assert_output "1 1 result 0.100000"
 }
@@ -161,7 +155,7 @@ third"
   # the dead runner's records of the turn's runs are there, their spent records too
   sed -i '/"turn":2,"event":"ended"/d' "$SBX/.cr/turns.jsonl"
   rm "$SBX/.cr/queue/000002.ended"
-  sbx_runner drain
+  in_sandbox drain
   run spent_records
   assert_output "1 1 result 0.050000
 2 1 tokens 0.000000
@@ -188,8 +182,8 @@ third"
   hold_stub
   send "first STUB_COST=0.1 STUB_BLOCK" >/dev/null
   turn_started 1 "$SBX"
-  run sbx_runner budget add 1
-  assert_output_contains "max_cost 1.100000"
+  run reply_field "$(in_sandbox budget add 1)" max_cost
+  assert_output 1.1
   release_stub
   idle
   run turn_field state
@@ -213,7 +207,7 @@ third"
   hold_stub
   send "first STUB_COST=0.1 STUB_BLOCK" >/dev/null
   turn_started 1 "$SBX"
-  run sbx_runner budget set 0.05
+  run in_sandbox budget set 0.05
   release_stub
   idle
   run turn_field reason

@@ -481,7 +481,7 @@ ci_record() {
   assert_one_error_line
   [[ "$stderr" == *"its pull request has a writer's word after the last round: changes requested"* ]]
   run cr-e2b list
-  [[ "$output" == *"left  changes requested" ]]
+  [[ "$output" == *"left  changes requested on #12" ]]
 }
 
 # Turn N of the worker in $made answering a round: a READY the gate passed, after the
@@ -632,11 +632,11 @@ JSON
   assert_success
   github_pulls "[$(PULL_EXTRA='{"reviewDecision": "CHANGES_REQUESTED"}' pull 8 "$BRANCH" "$sha" OPEN main false SUCCESS:test), $(pull 9 claude/wc-4-more "$second" OPEN main false SUCCESS:test)]"
   run cr-e2b list
-  assert_output_contains "changes requested, +#9 green"
+  assert_output_contains "changes requested on #8, +#9 green"
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_failure 8
   run cr-e2b status --sandbox "$made"
-  assert_output_contains "epic      wc-3 (turn 2): changes requested"
+  assert_output_contains "epic      wc-3 (turn 2): changes requested on #8"
   assert_output_contains "epic      wc-4 (turn 3): READY #9 green"
 }
 

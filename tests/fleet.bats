@@ -84,7 +84,7 @@ running_turn() {
     "$(date -u -d '-750 seconds' +%Y-%m-%dT%H:%M:%SZ)" >>"$home/.cr/turns.jsonl"
   : >"$home/.cr/log"
   touch -d '-150 seconds' "$home/.cr/log"
-  bash -c 'exec -a "runner drain" sleep 60' &
+  bash -c 'exec -a drain sleep 60' &
   echo $! >"$home/.cr/runner.pid"
 }
 
@@ -111,7 +111,7 @@ a_fleet() {
   fleet_worker paused 0 false "WORKER paused READY"
   pause_sandbox "$made"
   fleet_worker silent 0 false "WORKER silent READY"
-  printf 'sleep 30\n' >"$(sandbox_home "$made")/.cr/runner"
+  printf 'import time\ntime.sleep(30)\n' >"$(sandbox_home "$made")/.cr/cr_e2b.py"
   fleet_worker unverified 0 false "EPIC wc-4 READY 4b825dc642cb https://github.com/you/app/pull/9"
   fleet_worker rejected 0 false "EPIC wc-5 READY 4b825dc642cb https://github.com/you/app/pull/10" "" "" \
     "$(verdict ready false "claude/wc-5 is not on origin: push it" "check \`npm test\` failed (exit 1 after 3 s): 1 failing")"
@@ -353,6 +353,20 @@ OUT
   [ "$(sandbox_state sbx1)" = killed ]
 }
 
+@test "a sandbox whose start was cut short before its setup shows as never set up, and kill --all ends it" {
+  fleet_worker docs 0 false "WORKER docs READY"
+  python3 -c 'import e2b; e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": "backend", "repo": "https://h/app.git"})'
+  run cr-e2b list
+  assert_output_contains "sbx2  backend  -  -       -      59m59s left  setup failed: never set up: its start was cut short before the clone; nothing of a worker is in it"
+  run --separate-stderr cr-e2b status --sandbox sbx2
+  assert_failure 1
+  [ "$stderr" = "cr-e2b: sandbox sbx2 was never set up: its start was cut short before the clone, and nothing of a worker is in it; cr-e2b kill --sandbox sbx2 ends it" ]
+  run --separate-stderr cr-e2b kill --all
+  assert_success
+  [ "$(sandbox_state sbx1)" = killed ]
+  [ "$(sandbox_state sbx2)" = killed ]
+}
+
 @test "kill --force over several workers kills them all, one call each" {
   fleet_worker a 0 false "WORKER a READY"
   fleet_worker b 0 false "WORKER b READY"
@@ -439,7 +453,7 @@ print(sum(isinstance(a, TimeoutError) for a in answers))'
   assert_output "True 33 ['fast 0', 'fast 1']
 33"
   fleet_worker silent 0 false "WORKER silent READY"
-  printf 'sleep 8\n' >"$(sandbox_home "$made")/.cr/runner"
+  printf 'import time\ntime.sleep(8)\n' >"$(sandbox_home "$made")/.cr/cr_e2b.py"
   rm -f "$FAKE_E2B_DIR/calls.jsonl"
   run env PYTHONPATH="$ROOT:$FIXTURES" CR_E2B_PEEK_SECONDS=1 python3 -c 'import cr_e2b
 service = cr_e2b.Service()
@@ -478,8 +492,16 @@ while pages.has_next:
 @test "kill over several workers prints each one's line in order, whatever went wrong with one" {
   fleet_worker a 0 false "WORKER a READY"
   # its save is not an archive: one worker's failure hides no other's line
-  printf '#!/bin/bash\n[ "$1" = save ] && { echo junk >~/.cr/save.tar.gz; echo "git 0"; exit 0; }\nexit 1\n' \
-    >"$(sandbox_home "$made")/.cr/runner"
+  cat >"$(sandbox_home "$made")/.cr/cr_e2b.py" <<'PY'
+import json, os
+def sandbox_main(argv):
+    if argv[:1] != ["save"]:
+        return 1
+    with open(os.path.expanduser("~/.cr/save.tar.gz"), "w") as handle:
+        handle.write("junk\n")
+    print(json.dumps({"work": {"workdir": "repo", "git": False}}))
+    return 0
+PY
   fleet_worker b 0 false "WORKER b READY"
   fleet_worker c 0 false "WORKER c READY"
   run --separate-stderr cr-e2b kill --sandbox sbx1 --sandbox sbx2 --sandbox sbx3 --save "$TEST_DIR/saved"
@@ -629,7 +651,7 @@ sbx1  blocked  paused: BLOCKED: needs the staging key"
   running_turn
   fleet_worker queued 0 false "EPIC wc-3 BLOCKED needs the staging key"
   echo next >"$(sandbox_home "$made")/.cr/queue/000002.md"
-  bash -c 'exec -a "runner drain" sleep 60' &
+  bash -c 'exec -a drain sleep 60' &
   echo $! >"$(sandbox_home "$made")/.cr/runner.pid"
   FLEET_OWNER=colleague@example.com fleet_worker theirs 0 false "EPIC wc-3 BLOCKED needs the staging key"
   cr-e2b list --watch --interval 0.2 --pause-settled 1 >"$TEST_DIR/out" 2>"$TEST_DIR/err" &

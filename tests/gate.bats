@@ -539,8 +539,8 @@ verdict"
   # the runner's first line of a brief, as its records keep it
   printf '%sEPIC wc-3: branch x\n' "$emsp" >"$SBX/.cr/inbox/em.md"
   printf '\tEPIC wc-3: branch y\n' >"$SBX/.cr/inbox/tab.md"
-  sbx_runner enqueue "$SBX/.cr/inbox/em.md"
-  sbx_runner enqueue "$SBX/.cr/inbox/tab.md"
+  in_sandbox enqueue "$SBX/.cr/inbox/em.md"
+  in_sandbox enqueue "$SBX/.cr/inbox/tab.md"
   run sed -n 's/.*"first_line":"\([^"]*\)".*/\1/p' "$SBX/.cr/turns.jsonl"
   assert_output "${emsp}EPIC wc-3: branch x
 EPIC wc-3: branch y"

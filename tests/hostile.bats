@@ -55,8 +55,8 @@ refute_key_prefix() {
   wait_idle
   # such a brief can still reach the sandbox some other way: queued there, as a brief is
   cp long.md "$(sandbox_home)/.cr/inbox/long.md"
-  HOME=$(sandbox_home) bash "$(sandbox_home)/.cr/runner" enqueue "$(sandbox_home)/.cr/inbox/long.md" >/dev/null
-  HOME=$(sandbox_home) bash "$(sandbox_home)/.cr/runner" kick
+  SBX=$(sandbox_home) in_sandbox enqueue "$(sandbox_home)/.cr/inbox/long.md" >/dev/null
+  SBX=$(sandbox_home) in_sandbox kick
   wait_idle
   for view in "status --json" "wait --json" "log --turn 3"; do
     # shellcheck disable=SC2086

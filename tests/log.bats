@@ -148,16 +148,16 @@ OUT
 polls_made() { eventually "poll $1" polls_at_least "$1"; }
 polls_at_least() { [ "$(calls | grep -c commands.run)" -ge "$1" ]; }
 
-# The log's pieces the commands brought, "FROM STOP TO" each: prints where the
-# last one stopped, or fails if one does not start where the one before it
-# stopped (the first where the log was read up to, $1).
+# The log's pieces the commands brought (each reply's "from" and "stop"):
+# prints where the last one stopped, or fails if one does not start where the
+# one before it stopped (the first where the log was read up to, $1).
 fetched_pieces() {
   python3 - "$FAKE_E2B_DIR/calls.jsonl" "$1" <<'PY'
 import json, re, sys
 at = int(sys.argv[2])
 for line in open(sys.argv[1]):
     call = json.loads(line)
-    for piece in re.findall(r"^(\d+) (\d+) \d+$", call.get("stdout") or "", re.M):
+    for piece in re.findall(r'"from":(\d+),"stop":(\d+),"to":\d+', call.get("stdout") or ""):
         start, stop = int(piece[0]), int(piece[1])
         if start != at:
             sys.exit(f"a piece from {start}, after one that stopped at {at}")
@@ -168,7 +168,7 @@ PY
 
 # A process that looks like a live runner to `peek`.
 fake_live_runner() {
-  bash -c 'exec -a "runner drain" sleep 60' &
+  bash -c 'exec -a drain sleep 60' &
   echo $! >"$(sandbox_home)/.cr/runner.pid"
 }
 
@@ -225,7 +225,7 @@ OUT
 
 @test "log --tail of a sandbox that lost its runner says so in one line" {
   make_sandbox
-  rm "$(sandbox_home)/.cr/runner"
+  rm "$(sandbox_home)/.cr/cr_e2b.py"
   run --separate-stderr cr-e2b log --sandbox sbx1 --tail 5
   assert_failure 1
   assert_one_error_line

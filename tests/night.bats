@@ -53,19 +53,30 @@ None"
 --resume"
 }
 
+# A runner whose clock is e2b's after a resume once $TEST_DIR/jump exists: an
+# hour on. Each look at the clock after the jump is noted in $TEST_DIR/looks.
+drain_with_jumping_clock() {
+  (cd "$SBX" && HOME="$SBX" python3 -I -c 'import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import cr_e2b
+real = time.time
+def jumped():
+    if not os.path.exists(sys.argv[2]):
+        return real()
+    with open(sys.argv[3], "a") as looks:
+        looks.write("\n")
+    return real() + 3600
+time.time = jumped
+sys.exit(cr_e2b.sandbox_main(["drain"]))' "$SBX/.cr" "$TEST_DIR/jump" "$TEST_DIR/looks" >>"$TEST_DIR/drain.out" 2>&1 &)
+}
+
 @test "a turn busy when its sandbox was paused goes on after the resume: the clock's jump is a pause, not silence" {
   setup_runner
   watch turn_idle 60 turn_limit 120
-  # e2b's clock after a resume, an hour on; each look at the epoch after the jump is noted
-  cat >"$TEST_DIR/bin/date" <<EOF
-#!/bin/bash
-if [ "\$*" = +%s ] && [ -e "$TEST_DIR/jump" ]; then
-  echo >>"$TEST_DIR/looks"; echo \$((\$(/bin/date +%s) + 3600))
-else exec /bin/date "\$@"; fi
-EOF
-  chmod +x "$TEST_DIR/bin/date"
   hold_stub
-  send "busy STUB_BLOCK" >/dev/null
+  printf 'busy STUB_BLOCK\n' >"$SBX/.cr/inbox/busy.md"
+  in_sandbox enqueue "$SBX/.cr/inbox/busy.md" >/dev/null
+  drain_with_jumping_clock
   turn_started 1 "$SBX"
   : >"$TEST_DIR/jump"
   # two looks after the jump: the watchdog has judged the one that saw it
@@ -84,8 +95,8 @@ EOF
   send "escapes STUB_ESCAPE" >/dev/null
   turn_started 1 "$SBX"
   eventually "both children" bash -c '[ "$(wc -l <"$1"/calls/*/children)" -eq 2 ]' _ "$CLAUDE_STUB_DIR"
-  run sbx_runner cancel
-  assert_output "cancelled 1 ended"
+  run reply_field "$(in_sandbox cancel)" cancelled ended
+  assert_output "1 true"
   run stub_children
   none_alive "${lines[@]}"
   watch turn_idle 1
@@ -247,7 +258,7 @@ second STUB_REFUSE=1 MARK-refused"
   send "STUB_LIMIT=1,3 MARK-parked" >/dev/null
   eventually "the turn to park" test -s "$SBX/.cr/queue/000001.parked"
   kill -9 "$(cat "$SBX/.cr/runner.pid")"
-  sbx_runner kick
+  in_sandbox kick
   idle
   run turn_field state
   assert_output ok
@@ -461,8 +472,8 @@ OUT
   for version in 2.1.197 stable latest; do
     rm -rf "$FAKE_E2B_DIR" && mkdir -p "$FAKE_E2B_DIR"
     run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --agent-version "$version"
-    run grep '^INSTALL=' "$(sandbox_home)/.cr/setup"
-    assert_output "INSTALL='curl -fsSL https://claude.ai/install.sh | bash -s $version'"
+    run python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["install"])' "$(sandbox_home)/.cr/setup.json"
+    assert_output "curl -fsSL https://claude.ai/install.sh | bash -s $version"
   done
 }
 
@@ -527,21 +538,26 @@ CURL
   assert_output_contains "sandbox claude                     ok    2.1.197 (Claude Code); a worker runs this one, not the 2.1.332 cr-e2b was tested with"
 }
 
-# Runs SCRIPT with the runner's judge and reset_time defined, for real: SCRIPT ARGS...
-with_judge() {
-  local script=$1
-  shift
-  bash -c "$(PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' |
-    sed -n '/^\(judge\|reset_time\)() {/,/^}/p')
-$script" _ "$@"
+# When the runner takes a limit to reset, from TEXT alone (nothing: no time in it).
+reset_time() {
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; print(cr_e2b.reset_time(sys.argv[1]) or "")' "$1"
+}
+
+# How the runner judges the run whose output is FILE, ended with exit CODE:
+# "IS_ERROR|LIMIT|WAKE" (judged CODE FILE).
+judged() {
+  PYTHONPATH="$ROOT" python3 -c 'import json, sys, cr_e2b
+run = cr_e2b.read_run(open(sys.argv[2], "rb"))
+limit, wake = cr_e2b.run_limit(run, int(sys.argv[1]))
+print("|".join([json.dumps(cr_e2b.is_error_of(run["result"])), limit or "", str(wake or "")]))' "$1" "$2"
 }
 
 @test "a reset time given only as text is taken in its own time zone, the next such time" {
-  run with_judge 'reset_time "$1"' "You've hit your session limit · resets 4:50pm (Europe/Berlin)"
+  run reset_time "You've hit your session limit · resets 4:50pm (Europe/Berlin)"
   expected=$(TZ=Europe/Berlin date -d 4:50pm +%s)
   [ "$expected" -gt "$(date +%s)" ] || expected=$((expected + 86400))
   assert_output "$expected"
-  run with_judge 'reset_time "$1"' "no time here"
+  run reset_time "no time here"
   assert_output ""
 }
 
@@ -552,9 +568,7 @@ $script" _ "$@"
   printf '%s\n' '{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1764590000}}' \
     '{"type":"result","is_error":false,"result":"done"}' >d.log
   printf '%s\n' '{"type":"result","is_error":true,"result":"the tests are overloaded with fixtures"}' >e.log
-  run with_judge 'for try in "1 a" "1 b" "1 c" "0 d" "1 e"; do
-      read -r rc name <<<"$try"; LOG=$name.log; offset=0; judge; echo "$is_error|$limit|$wake"
-    done'
+  run eval 'for try in "1 a" "1 b" "1 c" "0 d" "1 e"; do read -r rc name <<<"$try"; judged "$rc" "$name.log"; done'
   assert_output <<'OUT'
 true|usage limit (429)|1764590000
 true|overloaded (529)|

@@ -4,10 +4,14 @@
 
 load test_helper
 
+# Waits until the runner has pushed the checkpoint taken as turn N ended.
+checkpointed() { # N [SANDBOX]
+  eventually "turn $1's checkpoint" grep -q "\"reason\":\"turn $1 ended\".*\"pushed\":true" "$(sandbox_home "${2:-sbx1}")/.cr/turns.jsonl"
+}
+
 # A worker whose turn 2 committed without pushing and left a file uncommitted,
 # whose turn 3 runs (held until release_stub) and whose turn 4 waits behind it.
 lost_mid_turn() {
-  make_repo
   hold_stub
   cat >work.md <<'BRIEF'
 EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/
@@ -35,7 +39,7 @@ BRIEF
   release_stub
   wait_idle sbx2
   # the model saw the lost turn's brief again, then the next, each once more, in the one session
-  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do sed -n 2p "$c/stdin" | head -c 20; echo; done'
+  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do grep -v "^EPIC" "$c/stdin" | head -n 1 | cut -c 1-20; done'
   assert_output_contains "the third
 the third
 a question, fourth"
@@ -63,8 +67,10 @@ a question, fourth"
 @test "a lost worker that left no checkpoint is said so in one line, with the branches it pushed" {
   start_worker
   wait_idle
+  checkpointed 2
   git -C "$TEST_DIR/origin.git" for-each-ref --format='delete %(refname)' refs/cr-e2b/ | git -C "$TEST_DIR/origin.git" update-ref --stdin
   python3 -c 'import e2b; e2b.Sandbox.kill("sbx1")'
+  rm "$FAKE_E2B_DIR/calls.jsonl"
   run --separate-stderr cr-e2b revive sbx1
   assert_failure 1
   assert_one_error_line
@@ -79,7 +85,6 @@ a question, fourth"
   assert_output ""
   [[ "$stderr" == "cr-e2b: sandbox sbx9: this machine keeps no record of how it was started"* ]]
   lost_mid_turn
-  release_stub
   cr-e2b revive sbx1 >/dev/null
   run --separate-stderr cr-e2b revive sbx1
   assert_failure 2
@@ -87,12 +92,17 @@ a question, fourth"
 }
 
 @test "a checkpoint holds no key's value, and is on no branch the remote's CI or pull requests see" {
-  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_RUN=echo "%s" >leak.txt\n' "$MODEL_KEY_VALUE" >leaky.md
+  # the worker writes the model's key into a file it does not commit
+  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_RUN=printenv ANTHROPIC_API_KEY >leak.txt\n' >leaky.md
   start_worker leaky.md
   wait_idle
+  checkpointed 2
   run git -C "$TEST_DIR/origin.git" for-each-ref --format='%(refname)'
   assert_output_contains "refs/cr-e2b/checkpoints/sbx1"
   refute_output_contains "refs/heads/cr-e2b"
+  run git -C "$TEST_DIR/origin.git" show refs/cr-e2b/checkpoints/sbx1:uncommitted.patch
+  assert_output_contains "+++ b/leak.txt"
+  refute_output_contains "$MODEL_KEY_VALUE"
   run bash -c "git -C '$TEST_DIR/origin.git' archive refs/cr-e2b/checkpoints/sbx1 | tar -xO | grep -c '$MODEL_KEY_VALUE'"
   assert_output 0
 }

@@ -161,7 +161,7 @@ after the kill"
   eventually "the turn's watcher" test -s "$SBX/.cr/queue/000001.watcher"
   stale=$(cat "$SBX/.cr/queue/000001.watcher")
   kill -9 "$(cat "$SBX/.cr/runner.pid")"
-  sbx_runner kick
+  in_sandbox kick
   eventually "the dead runner's watcher to go" bash -c 'state=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ -z "$state" ] || [ "$state" = Z ]' _ "$stale"
   release_stub
   idle
@@ -235,7 +235,8 @@ OUT
   turn_started 1 "$SBX"
   # the first turn cannot end until released: a drainer that waited for the
   # lock would still be waiting when the timeout kills it
-  run timeout 3 bash -c 'HOME="$1" bash "$1/.cr/runner" drain' _ "$SBX"
+  drain=$(PYTHONPATH="$ROOT" python3 -c 'import cr_e2b; print(cr_e2b.sandbox_command("drain"))')
+  run timeout 3 env HOME="$SBX" bash -c "$drain"
   assert_success
   release_stub
   idle
@@ -259,10 +260,10 @@ OUT
 
 @test "a peek of a worker that is not a fork, or has no agent version yet, writes nothing on stderr" {
   setup_runner
-  run --separate-stderr sbx_runner peek recent -1 0 work
+  run --separate-stderr in_sandbox peek recent -1 0 work
   assert_success
   [ -z "$stderr" ]
-  run --separate-stderr sbx_runner range 0 -1 100
+  run --separate-stderr in_sandbox range 0 -1 100
   [ -z "$stderr" ]
 }
 
@@ -277,7 +278,8 @@ OUT
     done
     echo '{"turn":5,"event":"queued","first_line":"EPIC wc-5: branch \\tclaude/wc-5"}'
   } >"$SBX/.cr/turns.jsonl"
-  run bash -c 'sbx_runner() { HOME="$1" bash "$1/.cr/runner" peek recent -1 0; }; sbx_runner "$0" | sed -n 2p | base64 -d | gunzip' "$SBX"
+  run reply_field "$(in_sandbox peek recent -1 0)" records
+  run bash -c 'base64 -d <<<"$1" | gunzip' _ "$output"
   assert_output '{"turn":1,"event":"queued","first_line":"EPIC wc-1: branch claude/wc-1, scope a"}
 {"turn":1,"event":"ended","state":"undelivered"}
 {"turn":4,"event":"queued","first_line":"how far along are you?"}
@@ -297,17 +299,17 @@ OUT
   git -C "$SBX/repo" push -q origin claude/x
   # the caller's ls-remote of the real repository; the other sha is no commit here
   export CR_REMOTE_HEADS="$(git -C "$TEST_DIR/origin.git" rev-parse main) 1234567890123456789012345678901234567890"
-  run sbx_runner work
-  assert_output_contains "on_remote "$'\n'
-  sbx_runner work | sed -n 's/^unpushed //p' | base64 -d >"$TEST_DIR/unpushed"
-  run cat "$TEST_DIR/unpushed"
+  run reply_field "$(in_sandbox work)" on_remote
+  assert_output false
+  run reply_field "$(in_sandbox work)" unpushed
   assert_output "$(git -C "$SBX/repo" rev-parse HEAD) the work"
-  sbx_runner save >/dev/null
+  in_sandbox save >/dev/null
   run git -C "$SBX/repo" bundle list-heads "$SBX/.cr/save/work.bundle"
   assert_output_contains "$(git -C "$SBX/repo" rev-parse HEAD) HEAD"
   # unset, the remote-tracking branches count as the remote, as before
   unset CR_REMOTE_HEADS
-  run sbx_runner work
-  assert_output_contains "on_remote 1"
-  assert_output_contains "unpushed "$'\n'
+  run reply_field "$(in_sandbox work)" on_remote
+  assert_output true
+  run reply_field "$(in_sandbox work)" unpushed
+  assert_output ""
 }

@@ -15,9 +15,9 @@ OUT
   run call_field commands.run envs
   assert_output_contains '{"CR_FILES_1": "'
   cmp "$(sandbox_home)/.cr/inbox/brief.md" brief.md 2>/dev/null || cmp "$(sandbox_home)/.cr/queue/000002.md" brief.md
+  # the runner is this release's, in cr_e2b.py: no bash runner of old beside it
   cmp "$ROOT/cr-e2b" "$(sandbox_home)/.cr/cr_e2b.py"
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' |
-    cmp - "$(sandbox_home)/.cr/runner"
+  [ ! -e "$(sandbox_home)/.cr/runner" ]
 }
 
 @test "nothing that setup starts inherits the files start sent" {
@@ -311,7 +311,7 @@ OUT
   no_sdk_calls
   run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(s["name"] for s in d["steps"])); print(len(d["files"]))' <<<"$output"
   assert_output "git-identity clone install queue launch
-16"
+15"
 }
 
 @test "start without E2B_API_KEY exits 2 before any SDK call" {

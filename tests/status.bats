@@ -27,7 +27,7 @@ queue_turn_six() {
 }
 
 fake_live_runner() {
-  bash -c 'exec -a "runner drain" sleep 60' &
+  bash -c 'exec -a drain sleep 60' &
   echo $! >"$(sandbox_home)/.cr/runner.pid"
 }
 

@@ -74,12 +74,11 @@ teardown() {
   return 0
 }
 
-# The turn runner, run for real in $SBX, a directory standing in for the
-# sandbox user's home, with the stub Claude Code.
+# The sandbox side (the turn runner and the rest), run for real in $SBX, a
+# directory standing in for the sandbox user's home, with the stub Claude Code.
 setup_runner() {
   SBX="$TEST_DIR/sbx"
   mkdir -p "$SBX/.cr/inbox" "$SBX/repo"
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$SBX/.cr/runner"
   cp "$ROOT/cr-e2b" "$SBX/.cr/cr_e2b.py"
   echo 7d3c1a52-0c57-4b8e-9d1e-5f2a40c9e111 >"$SBX/.cr/session"
   echo "$SBX/repo" >"$SBX/.cr/workdir"
@@ -88,18 +87,22 @@ setup_runner() {
   with_claude
 }
 
-sbx_runner() { HOME="$SBX" bash "$SBX/.cr/runner" "$@"; }
-
 # The command line the caller sends to run a verb of the sandbox side: sandbox_line VERB WORDS...
+# (its start asked of cr_e2b once a test, in_sandbox's)
 sandbox_line() {
-  PYTHONPATH="$ROOT" python3 -c 'import shlex, sys, cr_e2b
-print(cr_e2b.sandbox_command(*map(shlex.quote, sys.argv[1:])))' "$@"
+  [ -n "${SANDBOX_LAUNCH:-}" ] ||
+    SANDBOX_LAUNCH=$(PYTHONPATH="$ROOT" python3 -c 'import cr_e2b; print(cr_e2b.sandbox_command())') || return 1
+  printf '%s' "$SANDBOX_LAUNCH"
+  printf ' %q' "$@"
+  echo
 }
 
 # A verb of the sandbox side, run in $SBX (its HOME) by the very command line
-# the caller sends: in_sandbox VERB WORDS...
+# the caller sends: in_sandbox VERB WORDS... (the line's start is asked once a test)
 in_sandbox() {
   local command
+  [ -n "${SANDBOX_LAUNCH:-}" ] ||
+    SANDBOX_LAUNCH=$(PYTHONPATH="$ROOT" python3 -c 'import cr_e2b; print(cr_e2b.sandbox_command())') || return 1
   command=$(sandbox_line "$@") || return 1
   mkdir -p "$SBX/.cr"
   [ -f "$SBX/.cr/cr_e2b.py" ] || cp "$ROOT/cr-e2b" "$SBX/.cr/cr_e2b.py"
@@ -116,9 +119,17 @@ setup_plan() {
 # Enqueues a prompt (given as an argument, or a file with -f) and kicks a runner,
 # exactly as `cr-e2b brief` does. Prints "turn ahead".
 send() {
-  local inbox="$SBX/.cr/inbox/$RANDOM$RANDOM.md"
+  local inbox="$SBX/.cr/inbox/$RANDOM$RANDOM.md" queued
   if [ "$1" = -f ]; then cp "$2" "$inbox"; else printf '%s\n' "$1" >"$inbox"; fi
-  sbx_runner enqueue "$inbox" && sbx_runner kick
+  queued=$(in_sandbox enqueue "$inbox") && in_sandbox kick || return 1
+  reply_field "$queued" turn ahead
+}
+
+# Fields of a sandbox verb's reply (its last line, JSON), on one line: reply_field REPLY NAME...
+reply_field() {
+  python3 -c 'import json, sys
+reply = json.loads(sys.argv[1].splitlines()[-1])
+print(" ".join(v if isinstance(v, str) else json.dumps(v) for v in (reply[name] for name in sys.argv[2:])))' "$@"
 }
 
 idle() { eventually "an idle runner" nothing_pending "$SBX"; }
@@ -200,7 +211,7 @@ turn_started() { eventually "turn $1 to start" test -e "$(turn_file "$1" started
 
 # A stub Claude Code whose prompt holds STUB_BLOCK waits for release_stub.
 hold_stub() { mkfifo "$CLAUDE_STUB_DIR/fifo"; }
-release_stub() { echo go >"$CLAUDE_STUB_DIR/fifo"; }
+release_stub() { timeout 30 bash -c 'echo go >"$1"' - "$CLAUDE_STUB_DIR/fifo"; }
 
 pending_turns() {
   local f
@@ -331,16 +342,26 @@ make_sandbox() {
   rm -f "$FAKE_E2B_DIR/calls.jsonl"
 }
 
-# The runner, as start leaves it, in a sandbox the fake made: install_runner ID
+# The sandbox side, as start leaves it, in a sandbox the fake made: install_runner ID
 install_runner() {
   local home
   home=$(sandbox_home "$1")
   mkdir -p "$home/.cr/queue"
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; sys.stdout.write(cr_e2b.RUNNER_SCRIPT)' >"$home/.cr/runner"
   cp "$ROOT/cr-e2b" "$home/.cr/cr_e2b.py"
   printf 'ANTHROPIC_API_KEY\n' >"$home/.cr/secret-names"
   printf 'repo\n' >"$home/.cr/workdir"
 }
+
+# Makes sbx1 (or ID) a sandbox that an older cr-e2b started: its sandbox side
+# the bash runner of old, no cr_e2b.py. $OLDER is what cr-e2b then says of it,
+# after "sandbox ID was started by an older cr-e2b: ".
+older_sandbox() {
+  local side
+  side="$(sandbox_home "${1:-sbx1}")/.cr"
+  rm "$side/cr_e2b.py"
+  printf '#!/bin/bash\necho "usage: runner VERB" >&2\nexit 2\n' >"$side/runner"
+}
+OLDER="its sandbox side is the bash runner that this release no longer drives; use the release that started it, or start a new worker"
 
 # The fake sandbox's state: running, paused or killed.
 sandbox_state() {
