@@ -24,7 +24,7 @@ verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<
   run --separate-stderr cr-e2b doctor --live --repo https://github.com/you/app.git
   assert_success
   for check in Python "e2b SDK" "e2b key" "model key" "model API" "git identity" "e2b API" \
-      "sandbox bash" "sandbox flock" "sandbox claude" "sandbox reaches 127.0.0.1" \
+      "sandbox bash" "sandbox python3" "sandbox tar" "sandbox claude" "sandbox reaches 127.0.0.1" \
       "sandbox reaches github.com" "sandbox round trip"; do
     [[ "$(verdict "$check")" == "ok "* ]] || { echo "$check: $(verdict "$check")" >&2; return 1; }
   done
@@ -49,15 +49,26 @@ verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<
   assert_output killed
 }
 
-@test "doctor names a template that lacks flock, and exits 1" {
+@test "doctor names a template that lacks tar, and exits 1" {
   reachable_sandbox
-  printf '#!/bin/sh\nexit 127\n' >"$TEST_DIR/bin/flock"
-  chmod +x "$TEST_DIR/bin/flock"
+  printf '#!/bin/sh\nexit 127\n' >"$TEST_DIR/bin/tar"
+  chmod +x "$TEST_DIR/bin/tar"
   run --separate-stderr cr-e2b doctor --live
   assert_failure 1
-  [[ "$(verdict "sandbox flock")" == "FAIL "*"-> use a template that has it" ]]
+  [[ "$(verdict "sandbox tar")" == "FAIL "*"-> use a template that has it" ]]
   run call_field Sandbox.kill sandbox_id
   assert_output '"sbx1"'
+}
+
+@test "doctor names a template whose python3 is too old for cr-e2b's side of the sandbox, and how to get one" {
+  reachable_sandbox
+  # the sandbox's python3 (the fake's sandbox shares this PATH); cr-e2b runs on the real one
+  python=$(command -v python3)
+  printf '#!/bin/sh\necho "Python 3.8.10"\nexit 1\n' >"$TEST_DIR/bin/python3"
+  chmod +x "$TEST_DIR/bin/python3"
+  run --separate-stderr "$python" "$ROOT/cr-e2b" doctor --live
+  assert_failure 1
+  [ "$(verdict "sandbox python3")" = "FAIL python3 3.10 or newer is missing: cr-e2b's side of the sandbox runs on it -> cr-e2b template build makes a template that has one (its base, e2b's claude, does)" ]
 }
 
 @test "doctor reports a refused key and does not try a sandbox" {

@@ -43,6 +43,7 @@ repo      https://git.example.com/team/app.git
 session   9b30a883-73ad-4531-bba2-05e112cdb160
 worker    idle
 last turn 5 failed (Claude Code exit 137): (no final line)
+epic      wc-3 (turn 2): undelivered denied git push origin claude/wc-3-count
 epic      wc-4 (turn 4): BLOCKED need write access to docs/
 work      no git repository in repo (did setup fail at clone?)
 spent     $0.4090 (no cap)
