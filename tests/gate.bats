@@ -422,9 +422,16 @@ npm run lint"
   run grep -E '^(gate_tries|check_timeout) ' "$home/.cr/watch"
   assert_output "gate_tries 2
 check_timeout 120"
-  run python3 -c 'import json, sys; print(json.load(open(sys.argv[1])))' "$home/.cr/settings.json"
-  hook='python3 -I -c "import sys; sys.path.insert(0, sys.argv[1]); import cr_e2b; sys.exit(cr_e2b.sandbox_main(sys.argv[2:]))" "$HOME/.cr" gate hook'
-  assert_output "{'hooks': {'Stop': [{'hooks': [{'type': 'command', 'command': '$hook', 'timeout': 540}]}]}}"
+  # the one hook: the sandbox side's gate, by the very line the caller sends
+  run python3 -c 'import json, sys
+settings = json.load(open(sys.argv[1]))
+print(list(settings), list(settings["hooks"]), len(settings["hooks"]["Stop"]))
+hooks = settings["hooks"]["Stop"][0]["hooks"]
+print(len(hooks), hooks[0]["type"], hooks[0]["timeout"])
+print(hooks[0]["command"])' "$home/.cr/settings.json"
+  assert_output "['hooks'] ['Stop'] 1
+1 command 540
+$(sandbox_line gate hook)"
   grep -q 'must make pass before you report READY: `npm test`, `npm run lint`.' "$(turn_file 1 md)"
 }
 
