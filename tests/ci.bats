@@ -463,6 +463,22 @@ def gate_after_turn(base, result_path):
 GATE
 }
 
+@test "a revived worker's launch starts the watch its checkpoint had going, and one with none watched starts none" {
+  setup_ci
+  pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]"
+  setup_plan '["launch"]' '"workdir": "repo"'
+  run in_sandbox setup
+  assert_success
+  eventually "green" has_state green
+  stop_ci
+  rm -r "$SBX/.cr/ci-targets" "$SBX/.cr/turns.jsonl"
+  : >"$SBX/.cr/setup-pending"
+  run in_sandbox setup
+  assert_success
+  sleep 2
+  [ ! -e "$SBX/.cr/ci.pid" ]
+}
+
 @test "the runner starts the watch after a READY the gate verified on GitHub, on that READY's pull request" {
   runner_watches
   pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]"
