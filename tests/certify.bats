@@ -684,6 +684,21 @@ JSON
   assert_output_contains "ci red cla, test"
 }
 
+@test "a check that completes at once is no green for --ci-settle when the base branch has no checks" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:build "$(date -u +%Y-%m-%dT%H:%M:%SZ)")]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata '{"ci_rounds": "3", "ci_settle": "300"}')"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --timeout 1 --interval 0.2
+  assert_failure 6
+  run cr-e2b list
+  assert_output_contains "watching: #12: certified, its checks running"
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:build "$(date -u -d '301 seconds ago' +%Y-%m-%dT%H:%M:%SZ)")]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_success
+}
+
 @test "a writer's CHANGES_REQUESTED is GitHub's word too: not green with no watch, or a forged one" {
   open_ready_worker
   github_pulls "[$(PULL_EXTRA='{"reviewDecision": "CHANGES_REQUESTED"}' pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:test)]"
