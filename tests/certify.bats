@@ -362,6 +362,26 @@ EOF
   refute_output_contains "asked of the remote now"
 }
 
+@test "log's last word on a READY whose pull request is red says so, as list does" {
+  github_api
+  cat >red.md <<EOF
+$EPIC_BRIEF
+STUB_RUN=git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH
+STUB_SAY=echo "EPIC wc-3 READY \$(git rev-parse HEAD) https://github.com/acme/demo/pull/12"
+EOF
+  start_worker red.md --gate-tries 0
+  wait_idle
+  # started on the repository that https://github.com/acme/demo.git stands for (github_repo), as e2b keeps it
+  git config --global url."$REPO".insteadOf https://github.com/acme/demo.git
+  python3 -c 'import json, sys; info = json.load(open(sys.argv[1])); info["metadata"]["repo"] = "https://github.com/acme/demo.git"
+json.dump(info, open(sys.argv[1], "w"))' "$FAKE_E2B_DIR/sandboxes/sbx1/info.json"
+  sha=$(git -C "$TEST_DIR/origin.git" rev-parse "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false FAILURE:test)]"
+  run cr-e2b log --sandbox sbx1
+  assert_success
+  [ "${lines[-1]}" = "--- turn 2 READY certified: #12 at ${sha:0:7} on acme/demo, ci red test (asked of the remote now)" ]
+}
+
 # The watch's record of turn 2's pull request: ci_record STATE [ROUND [FAILING_JSON [SEEN_EPOCH]]]
 ci_record() {
   printf '{"turn":2,"event":"ci","at":"2026-11-29T10:01:00Z","state":"%s","head":"x","pr":"u","round":%s,"rounds":3,"failing":%s,"queued":null,"seen":%s}\n' \
