@@ -704,6 +704,18 @@ JSON
   assert_output_contains "ci red cla, test"
 }
 
+@test "a head whose message skips CI is never no CI, even where the base branch has no checks: ci missing, 8" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(PULL_EXTRA='{"commits": {"nodes": [{"commit": {"message": "fix [skip ci]"}}]}}' pull 12 "$BRANCH" "$sha")]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "ci missing no check ran on its head ([skip ci] in its message)"
+}
+
 @test "a check that completes at once is no green for --ci-settle when the base branch has no checks" {
   github_repo
   github_api
