@@ -716,6 +716,22 @@ JSON
   assert_output_contains "ci missing no check ran on its head ([skip ci] in its message)"
 }
 
+@test "a paused worker's green is GitHub's word now, not its last look's: changes asked since are 8" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:test)]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  run cr-e2b list
+  assert_output_contains "READY #12 green"
+  end_of_life "$made"
+  github_pulls "[$(PULL_EXTRA='{"reviewDecision": "CHANGES_REQUESTED"}' pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:test)]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "its pull request is not green: changes requested on #12"
+}
+
 @test "a check that completes at once is no green for --ci-settle when the base branch has no checks" {
   github_repo
   github_api
