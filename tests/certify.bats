@@ -362,6 +362,26 @@ EOF
   refute_output_contains "asked of the remote now"
 }
 
+@test "log's last word on a READY whose pull request is red says so, as list does" {
+  github_api
+  cat >red.md <<EOF
+$EPIC_BRIEF
+STUB_RUN=git checkout -q -B $BRANCH && date +%s%N >count.txt && git add count.txt && git commit -qm count && git push -q origin $BRANCH
+STUB_SAY=echo "EPIC wc-3 READY \$(git rev-parse HEAD) https://github.com/acme/demo/pull/12"
+EOF
+  start_worker red.md --gate-tries 0
+  wait_idle
+  # started on the repository that https://github.com/acme/demo.git stands for (github_repo), as e2b keeps it
+  git config --global url."$REPO".insteadOf https://github.com/acme/demo.git
+  python3 -c 'import json, sys; info = json.load(open(sys.argv[1])); info["metadata"]["repo"] = "https://github.com/acme/demo.git"
+json.dump(info, open(sys.argv[1], "w"))' "$FAKE_E2B_DIR/sandboxes/sbx1/info.json"
+  sha=$(git -C "$TEST_DIR/origin.git" rev-parse "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false FAILURE:test)]"
+  run cr-e2b log --sandbox sbx1
+  assert_success
+  [ "${lines[-1]}" = "--- turn 2 READY certified: #12 at ${sha:0:7} on acme/demo, ci red test (asked of the remote now)" ]
+}
+
 # The watch's record of turn 2's pull request: ci_record STATE [ROUND [FAILING_JSON [SEEN_EPOCH]]]
 ci_record() {
   printf '{"turn":2,"event":"ci","at":"2026-11-29T10:01:00Z","state":"%s","head":"x","pr":"u","round":%s,"rounds":3,"failing":%s,"queued":null,"seen":%s}\n' \
@@ -682,6 +702,49 @@ JSON
   github_pulls "[$(PULL_EXTRA="$early" pull 12 "$BRANCH" "$sha" OPEN main false FAILURE:cla,test "$now")]"
   run cr-e2b list
   assert_output_contains "ci red cla, test"
+}
+
+@test "a head whose message skips CI is never no CI, even where the base branch has no checks: ci missing, 8" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(PULL_EXTRA='{"commits": {"nodes": [{"commit": {"message": "fix [skip ci]"}}]}}' pull 12 "$BRANCH" "$sha")]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "ci missing no check ran on its head ([skip ci] in its message)"
+}
+
+@test "a paused worker's green is GitHub's word now, not its last look's: changes asked since are 8" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:test)]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  run cr-e2b list
+  assert_output_contains "READY #12 green"
+  end_of_life "$made"
+  github_pulls "[$(PULL_EXTRA='{"reviewDecision": "CHANGES_REQUESTED"}' pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:test)]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "its pull request is not green: changes requested on #12"
+}
+
+@test "a check that completes at once is no green for --ci-settle when the base branch has no checks" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:build "$(date -u +%Y-%m-%dT%H:%M:%SZ)")]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata '{"ci_rounds": "3", "ci_settle": "300"}')"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --timeout 1 --interval 0.2
+  assert_failure 6
+  run cr-e2b list
+  assert_output_contains "watching: #12: certified, its checks running"
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:build "$(date -u -d '301 seconds ago' +%Y-%m-%dT%H:%M:%SZ)")]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_success
 }
 
 @test "a writer's CHANGES_REQUESTED is GitHub's word too: not green with no watch, or a forged one" {

@@ -125,6 +125,16 @@ OUT
   assert_output "{'sandbox_id': 'nosuch', 'state': 'gone'}"
 }
 
+@test "status calls an epic whose turn runs running, not failed" {
+  hold_stub
+  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_BLOCK\n' >held.md
+  start_worker held.md
+  turn_started 2
+  run cr-e2b status --sandbox sbx1
+  release_stub
+  assert_output_contains "epic      wc-3 (turn 2): running"
+}
+
 @test "status of a live worker after start and a brief" {
   delivering_brief delivers.md
   start_worker delivers.md
