@@ -716,7 +716,7 @@ JSON
   assert_output_contains "ci missing no check ran on its head ([skip ci] in its message)"
 }
 
-@test "a paused worker's green is GitHub's word now, not its last look's: changes asked since are 8" {
+@test "a paused worker's green is GitHub's word now, not its last look's: changes asked since are 8, and list says so" {
   github_repo
   github_api
   sha=$(pushed "$BRANCH")
@@ -730,6 +730,11 @@ JSON
   assert_failure 8
   assert_one_error_line
   assert_output_contains "its pull request is not green: changes requested on #12"
+  run cr-e2b list
+  assert_output_contains "paused: at its lifetime's end: changes requested on #12"
+  run cr-e2b list --markdown
+  assert_output_contains "| changes requested on \\#12 | \$0.00 | 0m00s left | paused at its lifetime's end: changes requested on \\#12 |"
+  refute_output_contains "green"
 }
 
 @test "a check that completes at once is no green for --ci-settle when the base branch has no checks" {

@@ -161,6 +161,16 @@ Sandbox.connect"
   [ "$(grep -cvE '^1[78][0-9]{2}$' <<<"$output")" -eq 0 ]  # each resume asked for the time it had
 }
 
+@test "a brief to a worker paused at its lifetime's end says it gets its lifetime anew, not a time it had left" {
+  start_worker brief.md --timeout 1200
+  wait_idle
+  end_of_life sbx1
+  echo 'a question' >q.md
+  run --separate-stderr cr-e2b brief sbx1 --brief q.md
+  assert_success
+  [ "${stderr_lines[1]}" = "cr-e2b: warning: sandbox sbx1 was paused: resumed to take the brief, with its lifetime of 20m00s anew (its last one had ended)" ]
+}
+
 @test "brief and resume of a paused sandbox carry it on with its time left, even when e2b is slow to tell its state" {
   make_sandbox
   deadline_in 1800

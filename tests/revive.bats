@@ -106,3 +106,19 @@ a question, fourth"
   run bash -c "git -C '$TEST_DIR/origin.git' archive refs/cr-e2b/checkpoints/sbx1 | tar -xO | grep -c '$MODEL_KEY_VALUE'"
   assert_output 0
 }
+
+@test "status, log and wait of a lost worker say how to continue it; a killed one's say only that it is gone" {
+  start_worker
+  wait_idle
+  python3 -c 'import e2b; e2b.Sandbox.kill("sbx1")'
+  for verb in status log wait; do
+    run --separate-stderr cr-e2b "$verb" sbx1
+    assert_failure 3
+    [ "$stderr" = "cr-e2b: no such sandbox: sbx1: e2b has it no more (lost, or ended by its lifetime); cr-e2b revive sbx1 continues its worker" ]
+  done
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo
+  cr-e2b kill sbx2 --force
+  run --separate-stderr cr-e2b status sbx2
+  assert_failure 3
+  [ "$stderr" = "cr-e2b: no such sandbox: sbx2 (unknown, expired or killed)" ]
+}
