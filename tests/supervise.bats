@@ -53,6 +53,18 @@ Sandbox.connect"
   release_stub
 }
 
+@test "a worker whose whole lifetime is shorter than a round and two minutes is not refreshed every round" {
+  busy_worker --timeout 120
+  deadline_in 60
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run --separate-stderr cr-e2b supervise --mine --once --interval 30
+  assert_success
+  assert_output ""
+  run calls
+  refute_output_contains "Sandbox.pause"
+  release_stub
+}
+
 @test "supervise --pause-settled pauses a settled worker once a round has seen it so long, across runs" {
   printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_LAST=EPIC wc-3 BLOCKED no key\n' >blocked.md
   start_worker blocked.md
