@@ -493,13 +493,17 @@ STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
 
 @test "a writer's comment posted while the watched turn ran comes back as a round: it never reached its worker" {
   runner_watches
-  during=$(date -u -d '+1 second' +%Y-%m-%dT%H:%M:%SZ)
+  permission m maintain
+  hold_stub
+  send "EPIC wc-3: branch $BRANCH, scope src/, grants tests/
+STUB_BLOCK
+STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
+  turn_started 3 "$SBX"
+  sleep 1  # the comment a second after the turn began, however late a loaded machine began it
+  during=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   pr "$HEAD_A" "[$(check test COMPLETED SUCCESS)]" "[]" \
     "[{\"createdAt\": \"$during\", \"authorAssociation\": \"MEMBER\", \"author\": {\"login\": \"m\"}, \"body\": \"Rename it.\"}]"
-  permission m maintain
-  send "EPIC wc-3: branch $BRANCH, scope src/, grants tests/
-STUB_SLEEP=3
-STUB_LAST=EPIC wc-3 READY $HEAD_A $URL"
+  release_stub
   eventually "a round" has_state review
   run grep -c "Rename it." "$(round_file 4)"
   assert_output 1
