@@ -1,9 +1,6 @@
 #!/usr/bin/env bats
-# What a worker may spend: start --max-cost, each run of Claude Code given
-# --max-budget-usd of what is left, the queue held once the cap is spent, and
-# `budget` raising it. The stub Claude Code prices each request (STUB_COST,
-# default $0.05) and ends a run at --max-budget-usd as Claude Code does; the
-# runner runs for real, in $SBX or in the fake's sandbox.
+# What a worker may spend: start --max-cost, each run given what is left, the
+# queue held once the cap is spent, and `budget` raising it or setting the watch.
 
 load test_helper
 
@@ -44,6 +41,18 @@ spent_records() {
 limits() {
   turns_json | python3 -c 'import json, sys
 for l in json.load(sys.stdin)[0]["limits"]: print(l["try"], l["next_try"], l["tries"], l["wait_seconds"], l["reason"])'
+}
+
+# A worker of the fake started on GitHub with the pull request's watch on, its
+# .cr/watch as start writes it: watched_worker. Its id is in $made, its home in $home.
+watched_worker() {
+  made=$(python3 -c 'import e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
+    "profile": "backend", "repo": "https://github.com/acme/demo.git", "session": "s", "gate_tries": "3",
+    "ci_rounds": "3", "ci_settle": "300"}).sandbox_id)')
+  install_runner "$made"
+  home=$(sandbox_home "$made")
+  printf 'github 1\nci_rounds 3\nci_poll 60\nci_settle 300\nci_timeout 3600\n' >"$home/.cr/watch"
+  rm -f "$FAKE_E2B_DIR/calls.jsonl"
 }
 
 @test "a turn that reaches the cap ends over budget, and the brief queued behind it is held, neither dropped nor run" {
@@ -390,18 +399,6 @@ print(sorted((r["sandbox_id"], r["spent_usd"], r["inherited_usd"]) for r in d["s
   run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --max-cost 3 --gate-tries 0 --check true
   assert_success
   [ "$stderr" = "cr-e2b: warning: profile backend's 4 other workers have spent \$0.15 of \$3.65 in caps; this cap is this worker's own" ] || { echo "$stderr"; false; }
-}
-
-# A worker of the fake started on GitHub with the pull request's watch on, its
-# .cr/watch as start writes it: watched_worker. Its id is in $made, its home in $home.
-watched_worker() {
-  made=$(python3 -c 'import e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
-    "profile": "backend", "repo": "https://github.com/acme/demo.git", "session": "s", "gate_tries": "3",
-    "ci_rounds": "3", "ci_settle": "300"}).sandbox_id)')
-  install_runner "$made"
-  home=$(sandbox_home "$made")
-  printf 'github 1\nci_rounds 3\nci_poll 60\nci_settle 300\nci_timeout 3600\n' >"$home/.cr/watch"
-  rm -f "$FAKE_E2B_DIR/calls.jsonl"
 }
 
 @test "budget sets a running worker's pull request watch, the last line of a setting winning, and the watch goes by it" {

@@ -1,9 +1,6 @@
 #!/usr/bin/env bats
-# The pull request's watch (the sandbox side's `watch`), run for real in $SBX
-# with the stub gh (tests/fixtures/gh, answering from ~/pr.json): after a READY
-# the gate verified, red checks and a writer's review come back to the worker as
-# rounds, a capped number of times per epic. No runner takes the rounds here
-# (setup-pending holds them), so that each test sees what the watch queued.
+# The pull request's watch on the sandbox side, run for real in $SBX with the
+# stub gh: red checks and a writer's review come back to the worker as rounds.
 
 load test_helper
 
@@ -115,6 +112,27 @@ answered() { # ROUND_TURN NEW_HEAD
   cp "$SBX/.cr/queue/000002.md" "$SBX/.cr/queue/$(printf %06d "$1").md"
   pr "$2" "${3:-[]}"
   target "$1" "$(date +%s)"
+}
+
+# Until the watch has looked at the pull request N times.
+looked() { [ "$(cat "$SBX/gh-calls" 2>/dev/null | grep -c '^pr view')" -ge "$1" ]; }
+
+# The watch's sandbox with a runner that takes turns, behind a gate that
+# passes every READY (as the real one does one that holds).
+runner_watches() {
+  setup_ci
+  rm -r "$SBX/.cr/setup-pending" "$SBX/.cr/ci-targets"
+  echo 'gate_tries 1' >>"$SBX/.cr/watch"
+  cat >>"$SBX/.cr/cr_e2b.py" <<'GATE'
+
+
+def gate_after_turn(base, result_path):
+    found = re.findall(r"https://github.com/acme/demo/pull/[0-9]+", open(result_path).read())
+    if found:
+        record("verdict", int(os.path.basename(base)), at="x", verdict="ready", ok=True, by="after",
+               pull_request=found[-1])
+        write_file(base + ".verdict", "")
+GATE
 }
 
 @test "a red check queues a round in the same session, its failed log framed as untrusted, masked and terminal-safe" {
@@ -384,9 +402,6 @@ EOF
   [ ! -e "$(round_file 4)" ]
 }
 
-# Until the watch has looked at the pull request N times.
-looked() { [ "$(cat "$SBX/gh-calls" 2>/dev/null | grep -c '^pr view')" -ge "$1" ]; }
-
 @test "a commit status complete at once is no green before --ci-settle after the head's first check" {
   SETTLE=300 setup_ci
   pr "$HEAD_A" "[$(status cla SUCCESS)]"
@@ -443,24 +458,6 @@ round 1/3 test,deploy 3"
   stop_ci
   run ci_states
   assert_output "round 1/3 test 4"
-}
-
-# The watch's sandbox with a runner that takes turns, behind a gate that
-# passes every READY (as the real one does one that holds).
-runner_watches() {
-  setup_ci
-  rm -r "$SBX/.cr/setup-pending" "$SBX/.cr/ci-targets"
-  echo 'gate_tries 1' >>"$SBX/.cr/watch"
-  cat >>"$SBX/.cr/cr_e2b.py" <<'GATE'
-
-
-def gate_after_turn(base, result_path):
-    found = re.findall(r"https://github.com/acme/demo/pull/[0-9]+", open(result_path).read())
-    if found:
-        record("verdict", int(os.path.basename(base)), at="x", verdict="ready", ok=True, by="after",
-               pull_request=found[-1])
-        write_file(base + ".verdict", "")
-GATE
 }
 
 @test "a revived worker's launch starts the watch its checkpoint had going, and one with none watched starts none" {

@@ -17,6 +17,8 @@ reachable_sandbox() {
   chmod +x "$TEST_DIR/bin/curl"
 }
 
+# Doctor's word and detail on CHECK's line: verdict CHECK (this file's own, not
+# test_helper's verdict, which writes the gate's record).
 verdict() { grep -E "^$1 " <<<"$output" | tr -s ' ' | cut -d' ' -f$(( $(wc -w <<<"$1") + 1 ))-; }
 
 @test "doctor --live passes on a good setup, and kills its sandbox" {
@@ -93,21 +95,6 @@ model key False export ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN
 e2b API False check E2B_API_KEY and the network
 OUT
   refute_output_contains "$E2B_KEY_VALUE"
-}
-
-@test "the example GitHub Actions workflows parse as YAML and name only verbs and options that exist" {
-  run python3 - "$ROOT"/examples/*.yml <<'PY'
-import re, sys, yaml
-for path in sys.argv[1:]:
-    jobs = yaml.safe_load(open(path, encoding="utf-8"))["jobs"]
-    steps = [step for each in jobs.values() for step in each["steps"]]
-    script = "\n".join(step.get("run", "") for step in steps).replace("\\\n", " ")
-    for verb, rest in re.findall(r"cr-e2b ([a-z]+) ([^\n|;]*)", script):
-        print(verb, *[w.split("=")[0] for w in rest.split() if w.startswith("--")])
-PY
-  assert_success
-  [ "${#lines[@]}" -ge 11 ]
-  verbs_have_options "${lines[@]}"
 }
 
 @test "doctor warns that without GITHUB_TOKEN a worker cannot push or open its pull request, and still passes" {

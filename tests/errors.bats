@@ -1,7 +1,11 @@
 #!/usr/bin/env bats
-# Failures from e2b: one line, a documented exit code, no traceback, no key.
+# Across verbs: failures from e2b in one line with a documented exit code, no
+# traceback and no key; --debug; each verb's help and the README against the code.
 
 load test_helper
+
+# The exit codes VERB's help lists, a line each.
+help_codes() { cr-e2b "$1" --help | sed -n '/^exit codes:/,$p' | sed -nE 's/^ +([0-9]+)  .*/\1/p'; }
 
 @test "every verb needs E2B_API_KEY and says so before any call" {
   unset E2B_API_KEY
@@ -61,6 +65,17 @@ load test_helper
   [[ "$stderr" == *Traceback* ]]
   [[ "$stderr" == *"key [redacted]"* ]]
   [[ "$stderr" != *"$MODEL_KEY_VALUE"* ]]
+}
+
+@test "--debug works after the verb, and a global option out of place is one usage line" {
+  run --separate-stderr cr-e2b status --sandbox nosuch --debug
+  assert_failure 3
+  [[ "$stderr" == *Traceback* ]]
+  [[ "$stderr" == *"no such sandbox: nosuch"* ]]
+  run --separate-stderr cr-e2b log --version --sandbox sbx1
+  assert_failure 2
+  assert_one_error_line
+  assert_output_contains "unrecognized arguments: --version"
 }
 
 @test "no e2b SDK installed is one line, not an ImportError" {
@@ -193,9 +208,6 @@ PY
   run grep -rln --exclude-dir=.git --exclude-dir=.venv-ci --exclude=errors.bats -e '\.\./shared' "$ROOT"
   assert_failure 1
 }
-
-# The exit codes VERB's help lists, a line each.
-help_codes() { cr-e2b "$1" --help | sed -n '/^exit codes:/,$p' | sed -nE 's/^ +([0-9]+)  .*/\1/p'; }
 
 @test "every exit code a verb gives is one its help lists, from the one table" {
   make_sandbox

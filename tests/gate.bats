@@ -1,9 +1,6 @@
 #!/usr/bin/env bats
-# The verdict gate: a worker's READY counts only once the sandbox has checked
-# it. The stub Claude Code runs the gate as its Stop hook, as Claude Code
-# does, and its prompt says what the worker does (STUB_RUN), what it claims
-# (STUB_SAY, STUB_LAST) and how it answers a block (STUB_ON_FEEDBACK); the gate
-# itself runs for real, in the worker's clone, against a real origin.
+# The verdict gate: a READY counts only once the sandbox has checked it, run by
+# the stub Claude Code as its Stop hook, in the worker's clone, against a real origin.
 
 load test_helper
 
@@ -40,6 +37,55 @@ field() { python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1])
 # Each block's feedback as the stub worker received it, the blocks apart by "---".
 feedback() { cat "$CLAUDE_STUB_DIR"/calls/*/feedback 2>/dev/null; }
 blocks() { feedback | grep -c '^---$'; }
+
+# One block's first reason, for a worker that does RUN and says SAY.
+first_reason() { # RUN [SAY [start options...]]
+  brief claim.md "STUB_RUN=$1" "STUB_SAY=${2:-$SAY_READY}"
+  gated claim.md --gate-tries 1 "${@:3}"
+  assert_failure 8
+  run verdict_of
+  run python3 -c 'import json, sys; print(json.loads(sys.argv[1])["reasons"][0])' "$output"
+}
+
+# A GitHub CLI that answers `gh pr view` with the line in ~/pr (the sandbox
+# user's home): "STATE HEAD_SHA BASE HEAD_BRANCH", as its --jq asks. It is in
+# ~/.local/bin of a template's home, where a build puts it, so that a gh of
+# this machine's own is not the one asked.
+gh_stub() {
+  local home="$FAKE_E2B_DIR/templates/gh-tools/home"
+  mkdir -p "$home/.local/bin"
+  echo '{"template_id": "tpl-gh-tools", "ready": true}' >"$FAKE_E2B_DIR/templates/gh-tools/template.json"
+  cat >"$home/.local/bin/gh" <<'STUB'
+#!/bin/bash
+[ "$1" = --version ] && { echo "gh version 2.62.0 (stub)"; exit 0; }
+[ "$1 $2" = "pr view" ] || { echo "stub gh: unexpected $*" >&2; exit 2; }
+grep -q . "$HOME/pr" || { echo "no pull requests found for $3" >&2; exit 1; }
+cat "$HOME/pr"
+STUB
+  chmod +x "$home/.local/bin/gh"
+  make_repo
+  # every git in this sandbox, the gate's too, finds github.com/you/app in the local repository
+  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="url.$REPO.insteadOf" GIT_CONFIG_VALUE_0=https://github.com/you/app.git
+  export GITHUB_TOKEN="$GITHUB_KEY_VALUE" FAKE_E2B_PASS=CLAUDE_STUB_DIR,GIT_CONFIG_COUNT,GIT_CONFIG_KEY_0,GIT_CONFIG_VALUE_0
+}
+
+# A worker on github.com whose pull request is as PR says (HEAD for the commit).
+on_github() { # PR [start options...]
+  gh_stub
+  brief gh.md "STUB_RUN=$COMMIT && $PUSH && echo \"$1\" | sed \"s/HEAD/\$(git rev-parse HEAD)/\" >~/pr" \
+    "STUB_SAY=echo \"EPIC wc-3 READY \$(git rev-parse HEAD) ${PR_URL:-https://github.com/you/app/pull/7}\""
+  with_claude
+  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief gh.md --workdir repo \
+    --template "${GH_TEMPLATE:-gh-tools}" --ci-rounds 0 "${@:2}"
+  assert_success
+  wait_idle
+  # what the sandbox's gh said is what GitHub says to the caller (whose git
+  # reaches the same origin, by the config gh_stub exports)
+  github_api
+  read -r state head base branch <"$(sandbox_home)/pr" || true
+  [ -z "$state" ] || github_pulls "[$(pull 7 "$branch" "$head" "$state" "$base")]" you/app
+  run --separate-stderr cr-e2b wait --sandbox sbx1
+}
 
 @test "a READY that holds is verified in the clone: wait exits 0, status and list say so" {
   brief ok.md "STUB_RUN=$COMMIT && $PUSH" "STUB_SAY=$SAY_READY"
@@ -98,15 +144,6 @@ print([(c["command"], c["exit_code"], c["seconds"] is not None) for c in v["chec
   assert_output "ok True 1"
   # one run of Claude Code for turn 2: the worker fixed it in the same turn
   [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 2 ]
-}
-
-# One block's first reason, for a worker that does RUN and says SAY.
-first_reason() { # RUN [SAY [start options...]]
-  brief claim.md "STUB_RUN=$1" "STUB_SAY=${2:-$SAY_READY}"
-  gated claim.md --gate-tries 1 "${@:3}"
-  assert_failure 8
-  run verdict_of
-  run python3 -c 'import json, sys; print(json.loads(sys.argv[1])["reasons"][0])' "$output"
 }
 
 @test "a READY with tracked changes left uncommitted is blocked" {
@@ -308,46 +345,6 @@ verdict   none given after block 1 of 3
   run verdict_of
   run python3 -c 'import json, sys; v = json.loads(sys.argv[1]); print(v["state"], v["by"], v["reasons"][0])' "$output"
   assert_output "undelivered after the clone is on main, not on the brief's branch $BRANCH"
-}
-
-# A GitHub CLI that answers `gh pr view` with the line in ~/pr (the sandbox
-# user's home): "STATE HEAD_SHA BASE HEAD_BRANCH", as its --jq asks. It is in
-# ~/.local/bin of a template's home, where a build puts it, so that a gh of
-# this machine's own is not the one asked.
-gh_stub() {
-  local home="$FAKE_E2B_DIR/templates/gh-tools/home"
-  mkdir -p "$home/.local/bin"
-  echo '{"template_id": "tpl-gh-tools", "ready": true}' >"$FAKE_E2B_DIR/templates/gh-tools/template.json"
-  cat >"$home/.local/bin/gh" <<'STUB'
-#!/bin/bash
-[ "$1" = --version ] && { echo "gh version 2.62.0 (stub)"; exit 0; }
-[ "$1 $2" = "pr view" ] || { echo "stub gh: unexpected $*" >&2; exit 2; }
-grep -q . "$HOME/pr" || { echo "no pull requests found for $3" >&2; exit 1; }
-cat "$HOME/pr"
-STUB
-  chmod +x "$home/.local/bin/gh"
-  make_repo
-  # every git in this sandbox, the gate's too, finds github.com/you/app in the local repository
-  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="url.$REPO.insteadOf" GIT_CONFIG_VALUE_0=https://github.com/you/app.git
-  export GITHUB_TOKEN="$GITHUB_KEY_VALUE" FAKE_E2B_PASS=CLAUDE_STUB_DIR,GIT_CONFIG_COUNT,GIT_CONFIG_KEY_0,GIT_CONFIG_VALUE_0
-}
-
-# A worker on github.com whose pull request is as PR says (HEAD for the commit).
-on_github() { # PR [start options...]
-  gh_stub
-  brief gh.md "STUB_RUN=$COMMIT && $PUSH && echo \"$1\" | sed \"s/HEAD/\$(git rev-parse HEAD)/\" >~/pr" \
-    "STUB_SAY=echo \"EPIC wc-3 READY \$(git rev-parse HEAD) ${PR_URL:-https://github.com/you/app/pull/7}\""
-  with_claude
-  run cr-e2b start --repo https://github.com/you/app.git --profile backend --brief gh.md --workdir repo \
-    --template "${GH_TEMPLATE:-gh-tools}" --ci-rounds 0 "${@:2}"
-  assert_success
-  wait_idle
-  # what the sandbox's gh said is what GitHub says to the caller (whose git
-  # reaches the same origin, by the config gh_stub exports)
-  github_api
-  read -r state head base branch <"$(sandbox_home)/pr" || true
-  [ -z "$state" ] || github_pulls "[$(pull 7 "$branch" "$head" "$state" "$base")]" you/app
-  run --separate-stderr cr-e2b wait --sandbox sbx1
 }
 
 @test "on GitHub the pull request must be open, from HEAD on the brief's branch, against the integration branch" {

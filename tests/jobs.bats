@@ -1,8 +1,6 @@
 #!/usr/bin/env bats
-# The GitHub Actions workflows in examples/ (worker.yml: a worker per issue or
-# dispatched brief; night.yml: the evening, the night's ticks, the morning):
-# what their jobs declare, read from their YAML, and what their steps' scripts
-# do, run for real (as GitHub runs them, `bash -e`) against a stub cr-e2b.
+# The GitHub Actions workflows in examples/: what their jobs declare, read from
+# their YAML, and their steps' scripts run for real against a stub cr-e2b.
 
 load test_helper
 
@@ -101,6 +99,21 @@ PY
 briefs() {
   mkdir briefs
   for name in "$@"; do cp brief.md "briefs/$name.md"; done
+}
+
+@test "the example GitHub Actions workflows parse as YAML and name only verbs and options that exist" {
+  run python3 - "$ROOT"/examples/*.yml <<'PY'
+import re, sys, yaml
+for path in sys.argv[1:]:
+    jobs = yaml.safe_load(open(path, encoding="utf-8"))["jobs"]
+    steps = [step for each in jobs.values() for step in each["steps"]]
+    script = "\n".join(step.get("run", "") for step in steps).replace("\\\n", " ")
+    for verb, rest in re.findall(r"cr-e2b ([a-z]+) ([^\n|;]*)", script):
+        print(verb, *[w.split("=")[0] for w in rest.split() if w.startswith("--")])
+PY
+  assert_success
+  [ "${#lines[@]}" -ge 11 ]
+  verbs_have_options "${lines[@]}"
 }
 
 @test "the workflows' own token can only read the repository" {

@@ -1,7 +1,6 @@
 #!/usr/bin/env bats
-# Workers that need no one at night: the runner's watchdogs, usage limits
-# ridden out in the same session, cancel, and the pinned Claude Code. The
-# runner runs for real (in $SBX, or in the fake's sandbox) with the stub agent.
+# A night with no one there: lifetimes that end in a pause, the runner's
+# watchdogs, and usage limits ridden out in the same session.
 
 load test_helper
 
@@ -9,17 +8,6 @@ load test_helper
 watch() {
   : >"$SBX/.cr/watch"
   while [ $# -gt 0 ]; do printf '%s %s\n' "$1" "$2" >>"$SBX/.cr/watch"; shift 2; done
-}
-
-# The pids a STUB_HANG call left, and whether any of them still runs (a
-# zombie does not: here no init reaps what is orphaned).
-stub_children() { cat "$CLAUDE_STUB_DIR"/calls/*/children; }
-none_alive() {
-  local pid state
-  for pid in "$@"; do
-    state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
-    if [ -n "$state" ] && [ "$state" != Z ]; then echo "still running: $pid ($state)" >&2; return 1; fi
-  done
 }
 
 turn_reasons() {
@@ -33,6 +21,79 @@ for l in json.load(sys.stdin)[0]["limits"]: print(l["try"], l["next_try"], l["tr
 }
 
 session_file() { echo "$SBX/.claude/projects/$(echo "$SBX/repo" | sed 's/[^A-Za-z0-9]/-/g')/7d3c1a52-0c57-4b8e-9d1e-5f2a40c9e111.jsonl"; }
+
+# A runner whose clock is e2b's after a resume once $TEST_DIR/jump exists: an
+# hour on. Each look at the clock after the jump is noted in $TEST_DIR/looks.
+drain_with_jumping_clock() {
+  (cd "$SBX" && HOME="$SBX" python3 -I -c 'import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import cr_e2b
+real = time.time
+def jumped():
+    if not os.path.exists(sys.argv[2]):
+        return real()
+    with open(sys.argv[3], "a") as looks:
+        looks.write("\n")
+    return real() + 3600
+time.time = jumped
+sys.exit(cr_e2b.sandbox_main(["drain"]))' "$SBX/.cr" "$TEST_DIR/jump" "$TEST_DIR/looks" >>"$TEST_DIR/drain.out" 2>&1 &)
+}
+
+# When the runner takes a limit to reset, from TEXT alone (nothing: no time in it).
+reset_time() {
+  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; print(cr_e2b.reset_time(sys.argv[1]) or "")' "$1"
+}
+
+# How the runner judges the run whose output is FILE, ended with exit CODE:
+# "IS_ERROR|LIMIT|WAKE" (judged CODE FILE).
+judged() {
+  PYTHONPATH="$ROOT" python3 -c 'import json, sys, cr_e2b
+run = cr_e2b.read_run(open(sys.argv[2], "rb"))
+limit, wake = cr_e2b.run_limit(run, int(sys.argv[1]))
+print("|".join([json.dumps(cr_e2b.is_error_of(run["result"])), limit or "", str(wake or "")]))' "$1" "$2"
+}
+
+@test "at the end of its lifetime e2b pauses the sandbox by default, or kills it with --on-timeout kill or control-room.json" {
+  start_worker
+  run call_field Sandbox.create lifecycle
+  assert_output '{"on_timeout": "pause"}'
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --on-timeout kill
+  assert_success
+  run call_field Sandbox.create lifecycle
+  assert_output '{"on_timeout": "kill"}'
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  echo '{"on_timeout": "kill"}' >control-room.json
+  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo
+  assert_success
+  run call_field Sandbox.create lifecycle
+  assert_output '{"on_timeout": "kill"}'
+}
+
+@test "a worker e2b paused at its lifetime's end keeps its row: the last look's turn, queue and spend, and why" {
+  hold_stub
+  printf 'EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/\nSTUB_BLOCK\n' >held.md
+  start_worker held.md
+  turn_started 2
+  run cr-e2b list
+  end_of_life
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  run cr-e2b list
+  assert_output_contains "paused: at its lifetime's end with work left: turn 2 running"
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "worker    paused at its lifetime's end with work left: turn 2 running"
+  run calls
+  assert_output "Sandbox.list
+Sandbox.get_info"
+  release_stub
+}
+
+@test "reconnecting to a running sandbox asks for no more life than it has" {
+  make_sandbox
+  run cr-e2b log --sandbox sbx1
+  run call_field Sandbox.connect timeout
+  assert_output null
+}
 
 @test "a turn silent for --turn-idle is ended with all it started, and the next brief resumes the session" {
   setup_runner
@@ -51,23 +112,6 @@ None"
   run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do sed -n 2p "$c/argv"; done'
   assert_output "--session-id
 --resume"
-}
-
-# A runner whose clock is e2b's after a resume once $TEST_DIR/jump exists: an
-# hour on. Each look at the clock after the jump is noted in $TEST_DIR/looks.
-drain_with_jumping_clock() {
-  (cd "$SBX" && HOME="$SBX" python3 -I -c 'import os, sys, time
-sys.path.insert(0, sys.argv[1])
-import cr_e2b
-real = time.time
-def jumped():
-    if not os.path.exists(sys.argv[2]):
-        return real()
-    with open(sys.argv[3], "a") as looks:
-        looks.write("\n")
-    return real() + 3600
-time.time = jumped
-sys.exit(cr_e2b.sandbox_main(["drain"]))' "$SBX/.cr" "$TEST_DIR/jump" "$TEST_DIR/looks" >>"$TEST_DIR/drain.out" 2>&1 &)
 }
 
 @test "a turn busy when its sandbox was paused goes on after the resume: the clock's jump is a pause, not silence" {
@@ -354,202 +398,6 @@ for line in open(sys.argv[1]):
   run cr-e2b status --sandbox sbx1 --turns
   assert_output_contains "     try 1 of 8 "
   assert_output_contains "          the sandbox's lifetime ends first: cr-e2b extend --sandbox sbx1 --timeout SECONDS"
-}
-
-@test "cancel ends the running turn and all it started, keeps the queue, and the next brief runs in the same session" {
-  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_HANG\n' >hang.md
-  start_worker hang.md
-  turn_started 2
-  delivering_brief delivers.md
-  run cr-e2b brief --sandbox sbx1 --brief delivers.md
-  assert_success
-  rm -f "$FAKE_E2B_DIR/calls.jsonl"
-  run cr-e2b cancel --sandbox sbx1
-  assert_success
-  assert_output "cancelled turn 2; the session, its files and the queue are kept"
-  run calls
-  assert_output "Sandbox.get_info
-Sandbox.connect
-commands.run"
-  wait_idle
-  run cr-e2b status --sandbox sbx1 --turns
-  assert_output_contains "turn 2    cancelled   EPIC wc-3: branch claude/wc-3-x, scope a, grants b (Claude Code exit 143)"
-  assert_output_contains "turn 3    ok "
-  run stub_children
-  none_alive "${lines[@]}"
-  run bash -c 'for c in "$CLAUDE_STUB_DIR"/calls/*; do sed -n 2p "$c/argv"; done'
-  assert_output "--session-id
---resume
---resume"
-  run cr-e2b wait --sandbox sbx1
-  assert_success
-}
-
-@test "cancel --all also drops the briefs queued behind, naming each" {
-  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_HANG\n' >hang.md
-  start_worker hang.md
-  turn_started 2
-  printf 'second brief\n' >b2.md
-  printf 'third brief\n' >b3.md
-  cr-e2b brief --sandbox sbx1 --brief b2.md >/dev/null
-  cr-e2b brief --sandbox sbx1 --brief b3.md >/dev/null
-  run cr-e2b cancel --sandbox sbx1 --all
-  assert_success
-  assert_output <<'OUT'
-dropped turn 3: second brief
-dropped turn 4: third brief
-cancelled turn 2; the session, its files and the queue are kept
-OUT
-  wait_idle
-  [ "$(ls "$CLAUDE_STUB_DIR/calls" | wc -l)" -eq 2 ]
-  run cr-e2b status --sandbox sbx1 --turns --json
-  run python3 -c 'import json,sys; print(" ".join(t["state"] for t in json.loads(sys.argv[1])["turn_list"]))' "$output"
-  assert_output "ok cancelled dropped dropped"
-  run --separate-stderr cr-e2b wait --sandbox sbx1
-  assert_failure 4
-  assert_one_error_line
-  assert_output "cr-e2b: turn 2 ended: cancelled"
-  # the state is said once: never `cancelled: cancelled`
-  run cr-e2b status --sandbox sbx1
-  assert_output_contains "last turn 2 cancelled"
-  refute_output_contains "): cancelled"
-  run cr-e2b list
-  [[ "$output" == *"  cancelled" ]]
-}
-
-@test "brief --id of a brief that cancel --all dropped queues it anew, saying so; its retry is still queued once" {
-  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_HANG\n' >hang.md
-  start_worker hang.md
-  turn_started 2
-  printf 'second brief\n' >b2.md
-  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief b2.md --id ci-7
-  assert_output "queued as turn 3, 1 ahead of it"
-  run cr-e2b cancel --sandbox sbx1 --all
-  assert_output_contains "dropped turn 3: second brief"
-  wait_idle
-  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief b2.md --id ci-7
-  assert_success
-  assert_output "queued as turn 4, 0 ahead of it; the same id's turn 3 was dropped by cancel --all"
-  run --separate-stderr cr-e2b brief --sandbox sbx1 --brief b2.md --id ci-7 --json
-  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["turn"], d["already_queued"], d["dropped_turn"])' "$output"
-  assert_output "4 True None"
-  wait_idle
-  run prompts_seen
-  assert_output_contains "second brief"
-  [ "$(grep -c '^second brief$' <(prompts_seen))" -eq 1 ]
-}
-
-@test "cancel ends a turn parked on a limit" {
-  printf 'EPIC wc-3: branch claude/wc-3-x, scope a, grants b\nSTUB_LIMIT=1,600\n' >limit.md
-  start_worker limit.md
-  eventually "the turn to park" grep -q '"event":"limited"' "$(sandbox_home)/.cr/turns.jsonl"
-  run cr-e2b cancel --sandbox sbx1 --json
-  assert_success
-  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["cancelled"], d["ended"], d["dropped"])' "$output"
-  assert_output "2 True []"
-}
-
-@test "cancel with nothing running says so and exits 0" {
-  start_worker
-  wait_idle
-  run --separate-stderr cr-e2b cancel --sandbox sbx1
-  assert_success
-  assert_output "no turn is running in sandbox sbx1; nothing to cancel"
-}
-
-@test "cancel of an unknown sandbox is one line and exit 3" {
-  run --separate-stderr cr-e2b cancel --sandbox nosuch
-  assert_failure 3
-  assert_one_error_line
-  assert_output "cr-e2b: no such sandbox: nosuch (unknown, expired or killed)"
-}
-
-@test "start installs the pinned Claude Code with the installer's version argument" {
-  make_repo
-  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --dry-run --json
-  run python3 -c 'import json,sys; print([s["does"] for s in json.loads(sys.argv[1])["steps"] if s["name"] == "install"][0])' "$output"
-  assert_output "Claude Code 2.1.332, unless the template has it (then its own version runs)"
-  for version in 2.1.197 stable latest; do
-    rm -rf "$FAKE_E2B_DIR" && mkdir -p "$FAKE_E2B_DIR"
-    run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --agent-version "$version"
-    run python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["install"])' "$(sandbox_home)/.cr/setup.json"
-    assert_output "curl -fsSL https://claude.ai/install.sh | bash -s $version"
-  done
-}
-
-@test "the installer's version argument is what runs, and status shows it" {
-  make_repo
-  # curl hands bash an installer that puts in the version it is given, as the official one does
-  cat >"$TEST_DIR/bin/curl" <<'CURL'
-#!/bin/bash
-cat <<'INSTALLER'
-mkdir -p ~/.local/bin
-printf '#!/bin/bash\necho "%s (Claude Code)"\n' "$1" >~/.local/bin/claude
-chmod +x ~/.local/bin/claude
-INSTALLER
-CURL
-  chmod +x "$TEST_DIR/bin/curl"
-  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --agent-version 2.1.197 --json
-  assert_success
-  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["agent_version"])' "$output"
-  assert_output 2.1.197
-  run cat "$(sandbox_home)/.cr/claude-version"
-  assert_output "2.1.197 (Claude Code)"
-}
-
-@test "start says when the template's own Claude Code runs instead of the pinned one" {
-  run --separate-stderr cr-e2b start --repo https://github.com/you/app.git --profile backend --brief brief.md \
-    --agent-version 2.1.197 --dry-run
-  refute_output_contains "instead of"
-  start_worker brief.md --agent-version 2.1.197
-  assert_output_contains "cr-e2b: warning: the template has Claude Code 2.1.332, which runs instead of 2.1.197 (--agent-version installs only where none is)"
-  wait_idle
-  run cr-e2b status --sandbox sbx1
-  assert_output_contains "agent     Claude Code 2.1.332"
-  run cr-e2b status --sandbox sbx1 --json
-  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["agent_version"])' "$output"
-  assert_output 2.1.332
-}
-
-@test "an agent version that is not one, or one beside --install, is refused before any call" {
-  rejects "--agent-version takes a version such as 2.1.332, 'stable' or 'latest': 'next; rm -rf ~'" \
-    "${ok_args[@]}" --agent-version 'next; rm -rf ~'
-  rejects "--install replaces the installer that --agent-version sets the version of" \
-    "${ok_args[@]}" --agent-version 2.1.197 --install 'npm i -g @anthropic-ai/claude-code'
-}
-
-@test "every turn runs with the auto-updater and the background-agent view off" {
-  start_worker
-  run call_field Sandbox.create envs
-  assert_output_contains '"DISABLE_AUTOUPDATER": "1"'
-  assert_output_contains '"CLAUDE_CODE_DISABLE_AGENT_VIEW": "1"'
-}
-
-@test "doctor --live reports the template's Claude Code beside the pinned one" {
-  with_claude
-  printf '#!/bin/sh\necho 200\n' >"$TEST_DIR/bin/curl"
-  chmod +x "$TEST_DIR/bin/curl"
-  run --separate-stderr cr-e2b doctor --live
-  assert_output_contains "sandbox claude                     ok    2.1.332 (Claude Code stub)"
-  rm "$TEST_DIR/bin/claude"  # a link to the stub: write a file of the test's own
-  printf '#!/bin/sh\necho "2.1.197 (Claude Code)"\n' >"$TEST_DIR/bin/claude"
-  chmod +x "$TEST_DIR/bin/claude"
-  run --separate-stderr cr-e2b doctor --live
-  assert_output_contains "sandbox claude                     ok    2.1.197 (Claude Code); a worker runs this one, not the 2.1.332 cr-e2b was tested with"
-}
-
-# When the runner takes a limit to reset, from TEXT alone (nothing: no time in it).
-reset_time() {
-  PYTHONPATH="$ROOT" python3 -c 'import sys, cr_e2b; print(cr_e2b.reset_time(sys.argv[1]) or "")' "$1"
-}
-
-# How the runner judges the run whose output is FILE, ended with exit CODE:
-# "IS_ERROR|LIMIT|WAKE" (judged CODE FILE).
-judged() {
-  PYTHONPATH="$ROOT" python3 -c 'import json, sys, cr_e2b
-run = cr_e2b.read_run(open(sys.argv[2], "rb"))
-limit, wake = cr_e2b.run_limit(run, int(sys.argv[1]))
-print("|".join([json.dumps(cr_e2b.is_error_of(run["result"])), limit or "", str(wake or "")]))' "$1" "$2"
 }
 
 @test "a reset time given only as text is taken in its own time zone, the next such time" {

@@ -1,8 +1,6 @@
 #!/usr/bin/env bats
-# The protocol between the caller and the sandbox side, named once: the
-# records in ~/.cr/turns.jsonl, cr-e2b's marks in the worker's log and each
-# sandbox verb's reply (RECORDS, MARKS, REPLIES), written and read nowhere
-# else, and in the same form on both sides.
+# The protocol between the caller and the sandbox side, named once: records,
+# marks and replies, in the same form on both sides.
 
 load test_helper
 

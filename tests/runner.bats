@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# The turn runner, executed for real: a temporary directory stands in for the
-# sandbox user's home, and the stub Claude Code records every turn.
+# The turn runner on the sandbox side, executed for real in $SBX with the stub
+# Claude Code: one turn at a time, in order, recorded.
 
 load test_helper
 
@@ -216,16 +216,6 @@ OUT
   idle
   run turn_field first_line
   assert_output "$(printf 'say "hi" \\ back\tslash')"
-}
-
-@test "nothing the runner writes holds a key's value" {
-  setup_runner
-  export ANTHROPIC_API_KEY="$MODEL_KEY_VALUE" GITHUB_TOKEN="$GITHUB_KEY_VALUE"
-  send "hello" >/dev/null
-  send "again STUB_EXIT=2" >/dev/null
-  idle
-  run grep -rlF -e "$MODEL_KEY_VALUE" -e "$GITHUB_KEY_VALUE" -e "$E2B_KEY_VALUE" "$SBX"
-  assert_failure 1
 }
 
 @test "a second drainer leaves at once while one is running" {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# A night at e2b's limits: its cap of running sandboxes and its rate of
-# creates, said plainly, and waited out with --queue.
+# At e2b's limits: its cap of running sandboxes and its rate of creates, said
+# plainly, and waited out with --queue by start and fork.
 
 load test_helper
 

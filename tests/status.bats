@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# `cr-e2b status` and `cr-e2b list`: what a worker is doing, at a glance.
+# `cr-e2b status`: one worker at a glance, its turns, its work, its denials.
 
 load test_helper
 
@@ -112,6 +112,43 @@ running idle 5 0.152688 0.409 None 1 5 {'workdir': 'repo', 'git': False}
 OUT
 }
 
+@test "status --json gives dollars to six places, never a float's noise" {
+  with_history
+  echo '{"turn":6,"event":"queued","at":"2026-11-29T10:10:00Z","prompt":"queue/000006.md","first_line":"x"}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  echo '{"turn":6,"event":"result","result":{"type":"result","is_error":false,"result":"done","total_cost_usd":0.5776319999999999}}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  echo '{"turn":6,"event":"ended","at":"2026-11-29T10:10:09Z","exit":0,"is_error":false,"denials":0,"log_end":0}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  run cr-e2b status --sandbox sbx1 --json
+  refute_output_contains 99999
+  run python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(d["session_cost_usd"], d["last_turn"]["session_cost_usd"])' "$output"
+  assert_output "0.577632 0.577632"
+}
+
+@test "status --turns lists every turn, and --json gives them as turn_list" {
+  with_history
+  run cr-e2b status --sandbox sbx1 --turns
+  assert_success
+  output=$(printf '%s\n' "${lines[@]}" | grep '^turn ')
+  assert_output <<'OUT'
+turn 1    ok          # You are the backend worker of a control room (Claude Code exit 0): WORKER backend READY
+turn 2    undelivered EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/ (Claude Code exit 0): EPIC wc-3 READY 4b825dc642cb6eb9a060e54bf8d69288fbee4904 https://git.example.com/team/app/pull/7
+turn 3    failed      are you stuck? (Claude Code exit 1): API Error: 529 mock error 529. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:43267).
+turn 4    blocked     EPIC wc-4: branch claude/wc-4-docs, scope docs/, grants - (Claude Code exit 0): EPIC wc-4 BLOCKED need write access to docs/
+turn 5    failed      one more thing (Claude Code exit 137): (no final line)
+OUT
+  run cr-e2b status --sandbox sbx1 --turns --json
+  run python3 -c 'import json,sys; print([t["turn"] for t in json.loads(sys.argv[1])["turn_list"]])' "$output"
+  assert_output "[1, 2, 3, 4, 5]"
+}
+
+@test "status keeps the cost of the last turn that reported one, after turns that did not" {
+  with_history
+  echo '{"turn":6,"event":"queued","at":"2026-11-29T10:10:00Z","prompt":"queue/000006.md","first_line":"x"}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  echo '{"turn":6,"event":"ended","at":"2026-11-29T10:10:09Z","exit":null,"is_error":null,"denials":0,"log_end":0}' >>"$(sandbox_home)/.cr/turns.jsonl"
+  run cr-e2b status --sandbox sbx1 --json
+  run python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(d["last_turn"]["state"], d["session_cost_usd"])' "$output"
+  assert_output "lost 0.152688"
+}
+
 @test "status of an unknown sandbox is one line and exit 3" {
   run --separate-stderr cr-e2b status --sandbox nosuch
   assert_failure 3
@@ -147,161 +184,33 @@ verdict   READY verified in the sandbox: claude/wc-3-count at ${head:0:12} pushe
   assert_output_contains "spent     \$0.1000 (no cap)"
 }
 
-make_worker_sandbox() { # profile repo
-  python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1", "profile": sys.argv[1], "repo": sys.argv[2], "session": "s"}).sandbox_id)' "$1" "$2" >"$TEST_DIR/made"
-  install_runner "$(cat "$TEST_DIR/made")"
-  sleep 0.01
-}
-
-@test "list shows every sandbox cr-e2b made, newest first, and no other" {
-  make_worker_sandbox backend https://h/app.git
-  python3 -c 'import e2b; e2b.Sandbox.create(timeout=60, metadata={"owner": "someone else"})'
-  make_worker_sandbox docs https://h/app.git
-  make_worker_sandbox frontend https://h/web.git
-  rm "$FAKE_E2B_DIR/calls.jsonl"
-  run cr-e2b list
-  assert_success
-  output=$(printf '%s\n' "${lines[@]}" | sed -E 's/ [0-9]+m[0-9]{2}s left / N left /')
-  assert_output <<'OUT'
-sbx4  frontend  -  0 turns  $0.00  N left  idle
-sbx3  docs      -  0 turns  $0.00  N left  idle
-sbx1  backend   -  0 turns  $0.00  N left  idle
-OUT
-  run bash -c "grep -o '\"call\": \"[^\"]*\"' '$FAKE_E2B_DIR/calls.jsonl' | sort | uniq -c | tr -s ' '"
-  assert_output " 3 \"call\": \"Sandbox.connect\"
- 2 \"call\": \"Sandbox.list\"
- 3 \"call\": \"commands.run\""
-}
-
-@test "list --json gives one document with a row per sandbox" {
-  make_worker_sandbox backend https://h/app.git
-  run cr-e2b list --json
-  assert_success
-  run python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(sorted(d["sandboxes"][0]))' "$output"
-  assert_output "['branch', 'certified', 'end_at', 'epics', 'exit_code', 'idle_seconds', 'inherited_usd', 'limited_until', 'max_cost_usd', 'owner', 'pr_url', 'profile', 'queued', 'reason', 'repo', 'running_seconds', 'sandbox_id', 'seconds_left', 'session_cost_usd', 'settled', 'spent_usd', 'started_at', 'state', 'turn', 'turns', 'work_at_risk', 'work_left', 'worker_state']"
-}
-
-@test "list with no workers prints nothing and succeeds" {
-  run cr-e2b list
-  assert_success
-  assert_output ""
-}
-
-# sbx1 after N ended turns of about 2.8 KB of records each, a denial in every
-# tenth, and the running cost growing by a cent a turn.
-with_turns() {
-  make_sandbox
-  python3 - "$1" "$(sandbox_home)/.cr" <<'PY'
-import json, os, sys
-count, cr = int(sys.argv[1]), sys.argv[2]
-with open(os.path.join(cr, "turns.jsonl"), "w") as records:
-    for n in range(1, count + 1):
-        denials = [{"tool_name": "Bash", "tool_use_id": f"toolu_{n}",
-                    "tool_input": {"command": "rm -rf /"}}] if n % 10 == 0 else []
-        result = {"type": "result", "is_error": False, "duration_ms": 1000, "result": "x" * 2400 + f"\nturn {n} done",
-                  "total_cost_usd": n / 100, "permission_denials": denials}
-        for event in ({"event": "queued", "at": "2026-11-29T10:00:00Z", "prompt": f"queue/{n:06d}.md", "first_line": f"brief {n}"},
-                      {"event": "started", "at": "2026-11-29T10:00:01Z", "flag": "--resume", "log_at": 0},
-                      {"event": "result", "result": result},
-                      {"event": "spent", "try": 1, "by": "result", "usd": n / 100},
-                      {"event": "ended", "at": "2026-11-29T10:00:02Z", "exit": 0, "is_error": False,
-                       "denials": len(denials), "log_end": 0}):
-            records.write(json.dumps({"turn": n, **event}, separators=(",", ":")) + "\n")
-        open(os.path.join(cr, "queue", f"{n:06d}.md"), "w").close()
-        open(os.path.join(cr, "queue", f"{n:06d}.ended"), "w").close()
-PY
-}
-
-# Bytes that came down the wire in the recorded calls.
-bytes_down() {
-  python3 -c 'import json,sys; print(sum(json.loads(l)["bytes_received"] for l in open(sys.argv[1])))' \
-    "$FAKE_E2B_DIR/calls.jsonl"
-}
-
-@test "status after 1000 turns brings at most 16 KB and still counts every turn and denial" {
-  with_turns 1000
-  [ "$(wc -c <"$(sandbox_home)/.cr/turns.jsonl")" -gt 2800000 ]
+@test "status has a work line: branch, pushed or not, unpushed commits, changed files" {
+  idle_worker
+  commit_in_worker 42
+  echo more >>"$(workdir)/README"
   run cr-e2b status --sandbox sbx1
-  assert_success
-  assert_output_contains "last turn 1000 ok (Claude Code exit 0): turn 1000 done"
-  assert_output_contains 'spent     $5005.0000 (no cap)'
-  assert_output_contains "denials   100"
-  run cr-e2b status --sandbox sbx1 --json
-  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["turns"])' "$output"
-  assert_output 1000
-  rm "$FAKE_E2B_DIR/calls.jsonl"
-  cr-e2b status --sandbox sbx1 >/dev/null
-  [ "$(bytes_down)" -le 16384 ]
+  assert_output_contains "work      claude/wc-3-count, not pushed, 1 unpushed commit, 1 changed file"
+  git -C "$(workdir)" checkout -q README
+  git -C "$(workdir)" push -q origin claude/wc-3-count
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "work      claude/wc-3-count, pushed, 0 unpushed commits, 0 changed files"
 }
 
-@test "an idle wait after 1000 turns brings at most 16 KB" {
-  with_turns 1000
-  run cr-e2b wait --sandbox sbx1
-  assert_success
-  [ "$(bytes_down)" -le 16384 ]
-}
-
-@test "status keeps the cost of the last turn that reported one, after turns that did not" {
-  with_history
-  echo '{"turn":6,"event":"queued","at":"2026-11-29T10:10:00Z","prompt":"queue/000006.md","first_line":"x"}' >>"$(sandbox_home)/.cr/turns.jsonl"
-  echo '{"turn":6,"event":"ended","at":"2026-11-29T10:10:09Z","exit":null,"is_error":null,"denials":0,"log_end":0}' >>"$(sandbox_home)/.cr/turns.jsonl"
-  run cr-e2b status --sandbox sbx1 --json
-  run python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(d["last_turn"]["state"], d["session_cost_usd"])' "$output"
-  assert_output "lost 0.152688"
-}
-
-@test "status --json gives dollars to six places, never a float's noise" {
-  with_history
-  echo '{"turn":6,"event":"queued","at":"2026-11-29T10:10:00Z","prompt":"queue/000006.md","first_line":"x"}' >>"$(sandbox_home)/.cr/turns.jsonl"
-  echo '{"turn":6,"event":"result","result":{"type":"result","is_error":false,"result":"done","total_cost_usd":0.5776319999999999}}' >>"$(sandbox_home)/.cr/turns.jsonl"
-  echo '{"turn":6,"event":"ended","at":"2026-11-29T10:10:09Z","exit":0,"is_error":false,"denials":0,"log_end":0}' >>"$(sandbox_home)/.cr/turns.jsonl"
-  run cr-e2b status --sandbox sbx1 --json
-  refute_output_contains 99999
-  run python3 -c 'import json,sys; d = json.loads(sys.argv[1]); print(d["session_cost_usd"], d["last_turn"]["session_cost_usd"])' "$output"
-  assert_output "0.577632 0.577632"
-}
-
-@test "status --turns lists every turn, and --json gives them as turn_list" {
-  with_history
-  run cr-e2b status --sandbox sbx1 --turns
-  assert_success
-  output=$(printf '%s\n' "${lines[@]}" | grep '^turn ')
-  assert_output <<'OUT'
-turn 1    ok          # You are the backend worker of a control room (Claude Code exit 0): WORKER backend READY
-turn 2    undelivered EPIC wc-3: branch claude/wc-3-count, scope src/, grants tests/ (Claude Code exit 0): EPIC wc-3 READY 4b825dc642cb6eb9a060e54bf8d69288fbee4904 https://git.example.com/team/app/pull/7
-turn 3    failed      are you stuck? (Claude Code exit 1): API Error: 529 mock error 529. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:43267).
-turn 4    blocked     EPIC wc-4: branch claude/wc-4-docs, scope docs/, grants - (Claude Code exit 0): EPIC wc-4 BLOCKED need write access to docs/
-turn 5    failed      one more thing (Claude Code exit 137): (no final line)
-OUT
-  run cr-e2b status --sandbox sbx1 --turns --json
-  run python3 -c 'import json,sys; print([t["turn"] for t in json.loads(sys.argv[1])["turn_list"]])' "$output"
-  assert_output "[1, 2, 3, 4, 5]"
-}
-
-@test "status, list and wait --help name every field their --json gives, a turn's and the verdict's included" {
-  delivering_brief delivers.md
-  start_worker delivers.md
+@test "status names the gate, its checks and the cap start gave, from e2b's metadata, whatever the sandbox's files say" {
+  delivering_brief ok.md
+  start_worker ok.md --check true --gate-tries 2 --max-cost 5
   wait_idle
-  check_fields() { # VERB JSON_OPTIONS...: a turn's fields are named in status --help
-    local help
-    help=$({ cr-e2b "$1" --help; cr-e2b status --help; } | tr -s ' \n' ' ')
-    cr-e2b "$@" --json | python3 -c 'import json, sys
-d = json.load(sys.stdin)
-def keys(v):
-    if isinstance(v, dict):
-        for k, x in v.items():
-            yield k
-            yield from keys(x)
-    elif isinstance(v, list):
-        for x in v:
-            yield from keys(x)
-print("\n".join(sorted(set(keys(d)))))' | while read -r key; do
-      [[ "$help" == *"$key"* ]] || { echo "cr-e2b $1 --help does not name $key" >&2; return 1; }
-    done
-  }
-  check_fields status --sandbox sbx1 --turns
-  check_fields list
-  check_fields wait --sandbox sbx1
+  home=$(sandbox_home)
+  sed -i 's/^gate_tries .*/gate_tries 0/' "$home/.cr/watch"
+  : >"$home/.cr/checks"
+  run cr-e2b budget --sandbox sbx1 --max-cost 7
+  assert_success
+  run cr-e2b status --sandbox sbx1
+  assert_output_contains "gate      on, 2 tries; checks true"
+  assert_output_contains " of \$7.00 (started with a \$5.00 cap)"
+  run cr-e2b status --sandbox sbx1 --json
+  run python3 -c 'import json, sys; s = json.loads(sys.argv[1]); print(s["gate_tries"], s["checks"], s["start_max_cost_usd"])' "$output"
+  assert_output "2 ['true'] 5.0"
 }
 
 @test "status names the rule each denial of the last turn hit, and the --allow that would permit it" {
@@ -352,4 +261,46 @@ print(cr_e2b.explain_denial({"tool": "Bash", "input": "ls"}, ["--dangerously-ski
 ('in acceptEdits mode mcp__github__create_issue runs only when an allow rule matches it, and none does', ['mcp__github__create_issue'])
 ("no rule of cr-e2b's refused it: a deny rule of the project's (.claude/settings.json) or a hook did", [])
 OUT
+}
+
+@test "status after 1000 turns brings at most 16 KB and still counts every turn and denial" {
+  with_turns 1000
+  [ "$(wc -c <"$(sandbox_home)/.cr/turns.jsonl")" -gt 2800000 ]
+  run cr-e2b status --sandbox sbx1
+  assert_success
+  assert_output_contains "last turn 1000 ok (Claude Code exit 0): turn 1000 done"
+  assert_output_contains 'spent     $5005.0000 (no cap)'
+  assert_output_contains "denials   100"
+  run cr-e2b status --sandbox sbx1 --json
+  run python3 -c 'import json,sys; print(json.loads(sys.argv[1])["turns"])' "$output"
+  assert_output 1000
+  rm "$FAKE_E2B_DIR/calls.jsonl"
+  cr-e2b status --sandbox sbx1 >/dev/null
+  [ "$(bytes_down)" -le 16384 ]
+}
+
+@test "status, list and wait --help name every field their --json gives, a turn's and the verdict's included" {
+  delivering_brief delivers.md
+  start_worker delivers.md
+  wait_idle
+  check_fields() { # VERB JSON_OPTIONS...: a turn's fields are named in status --help
+    local help
+    help=$({ cr-e2b "$1" --help; cr-e2b status --help; } | tr -s ' \n' ' ')
+    cr-e2b "$@" --json | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+def keys(v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield k
+            yield from keys(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from keys(x)
+print("\n".join(sorted(set(keys(d)))))' | while read -r key; do
+      [[ "$help" == *"$key"* ]] || { echo "cr-e2b $1 --help does not name $key" >&2; return 1; }
+    done
+  }
+  check_fields status --sandbox sbx1 --turns
+  check_fields list
+  check_fields wait --sandbox sbx1
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# template build, and start's project setup: what they send, what they show.
+# `cr-e2b template`: build and list, what a build sends and shows, and doctor
+# looking into a template's Claude Code.
 
 load test_helper
 
@@ -22,6 +23,11 @@ for line in open(sys.argv[1]):
             print(s["type"], *(a[1:] if s["type"] == "RUN" else []), a[0] if s["type"] == "RUN" else " ".join(a))' \
     "$FAKE_E2B_DIR/calls.jsonl"
 }
+
+# The output with each time e2b gave as T.
+timeless() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}/T/g' <<<"$1"; }
+
+assert_output_lines() { output=$(cat); assert_output "$1"; }
 
 @test "template build gives e2b the steps in order, each package quoted, tools as the user" {
   with_tools
@@ -75,9 +81,6 @@ JSON
   [[ "$output" =~ ^template\ \ acme$'\n'id\ \ \ \ \ \ \ \ tpl-acme$'\n'build\ \ \ \ \ build1,\ 2\ steps\ in\ 0m0[0-9]s$'\n'start\ \ \ \ \ cr-e2b\ start\ --template\ acme\ --repo\ URL\ --profile\ NAME\ --brief\ FILE$ ]]
   [[ "$stderr" == "building acme from claude: template tpl-acme, build build1"* ]]
 }
-
-# The output with each time e2b gave as T.
-timeless() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}/T/g' <<<"$1"; }
 
 @test "a build over a name the team has is refused in one look, before any build, unless --force" {
   with_tools
@@ -344,107 +347,15 @@ OUT
   assert_output '"acme"'
 }
 
-@test "the project's setup runs in the work tree after the clone, before the first turn" {
-  start_worker brief.md --setup 'pwd >~/setup-cwd; ls >~/setup-saw; date +%s.%N >~/setup-at; echo set up'
-  home=$(sandbox_home)
-  run cat "$home/setup-cwd"
-  assert_output "$home/repo"
-  run cat "$home/setup-saw"
-  assert_output "README"
-  run cat "$home/.cr/setup-project-setup.out"
-  assert_output "set up"
-  # the runner marks a turn started as it launches Claude Code, which notes its own start
-  eventually "the stub's first call" compgen -G "$CLAUDE_STUB_DIR/calls/*/start"
-  first=$(cat "$CLAUDE_STUB_DIR"/calls/*/start | sort | head -n 1)
-  run python3 -c 'import sys; print(float(sys.argv[1]) < float(sys.argv[2]))' "$(cat "$home/setup-at")" "$first"
-  assert_output True
+@test "doctor --live reports the template's Claude Code beside the pinned one" {
+  with_claude
+  printf '#!/bin/sh\necho 200\n' >"$TEST_DIR/bin/curl"
+  chmod +x "$TEST_DIR/bin/curl"
+  run --separate-stderr cr-e2b doctor --live
+  assert_output_contains "sandbox claude                     ok    2.1.332 (Claude Code stub)"
+  rm "$TEST_DIR/bin/claude"  # a link to the stub: write a file of the test's own
+  printf '#!/bin/sh\necho "2.1.197 (Claude Code)"\n' >"$TEST_DIR/bin/claude"
+  chmod +x "$TEST_DIR/bin/claude"
+  run --separate-stderr cr-e2b doctor --live
+  assert_output_contains "sandbox claude                     ok    2.1.197 (Claude Code); a worker runs this one, not the 2.1.332 cr-e2b was tested with"
 }
-
-@test "the opening tells the worker whether the project's setup has run" {
-  start_worker brief.md --setup 'echo ready'
-  run grep -c "The project's setup (\`echo ready\`) has already run there" "$(turn_file 1 md)"
-  assert_output 1
-  run grep -c "You start in the clone of the repository, \`repo\`, on \`main\`." "$(turn_file 1 md)"
-  assert_output 1
-  run cr-e2b start --repo "$REPO" --profile docs --brief brief.md --workdir repo
-  run grep -c "No setup command ran after the clone" "$(turn_file 1 md "$(sandbox_home sbx2)")"
-  assert_output 1
-}
-
-@test "a failing setup fails start, naming the step and its last lines, and kills the sandbox" {
-  make_repo; with_claude
-  run --separate-stderr cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo \
-    --setup 'echo resolving; echo "ERR! missing: left-pad" >&2; exit 7' --check true
-  assert_failure 1
-  [[ "$stderr" == "cr-e2b: step project-setup failed (exit 1): resolving | ERR! missing: left-pad"* ]]
-  [[ "$stderr" == *"cr-e2b: killed sandbox sbx1, which start had made"* ]]
-  run sandbox_state sbx1
-  assert_output killed
-  [ ! -d "$CLAUDE_STUB_DIR/calls" ]
-}
-
-@test "--keep-on-failure keeps the sandbox after a failed setup, with its output" {
-  make_repo; with_claude
-  run cr-e2b start --repo "$REPO" --profile backend --brief brief.md --workdir repo --setup false --keep-on-failure
-  assert_failure 1
-  run sandbox_state sbx1
-  assert_output running
-  run cat "$(sandbox_home)/.cr/setup-failed"
-  assert_output project-setup
-}
-
-@test "control-room.json's setup runs unless --setup is given; --setup '' runs none" {
-  printf '{"setup": "echo from-file >~/ran"}\n' >control-room.json
-  start_worker
-  run cat "$(sandbox_home sbx1)/ran"
-  assert_output from-file
-  run cr-e2b start --repo "$REPO" --profile docs --brief brief.md --workdir repo --setup 'echo from-flag >~/ran'
-  run cat "$(sandbox_home sbx2)/ran"
-  assert_output from-flag
-  run cr-e2b start --repo "$REPO" --profile web --brief brief.md --workdir repo --setup ''
-  assert_success
-  [ ! -e "$(sandbox_home sbx3)/ran" ]
-  [ ! -e "$(sandbox_home sbx3)/.cr/setup-project-setup.out" ]
-}
-
-@test "a project setup that outlasts setup's time is ended and says so" {
-  # the sandbox side's setup, run for real here, with a budget of 1 s
-  SBX="$TEST_DIR/sbx"
-  mkdir -p "$TEST_DIR/tree"
-  setup_plan '["project-setup"]' "\"limit\": 1, \"setup\": \"sleep 30\", \"workdir\": \"$TEST_DIR/tree\""
-  run --separate-stderr in_sandbox setup
-  assert_failure 1
-  [ "$stderr" = "the setup command did not finish within setup's 1 s" ]
-  assert_output_contains '"failed":"project-setup"'
-}
-
-@test "a setup command that holds a key's value is refused before any sandbox, without echoing it" {
-  rejects "--setup holds the value of a secret; write its name (\$NAME) instead" "${ok_args[@]}" \
-    --setup "curl -H 'x-api-key: $MODEL_KEY_VALUE' https://example.com"
-  refute_output_contains "$MODEL_KEY_VALUE"
-}
-
-@test "dry-run shows the project's setup as a step of its own" {
-  run --separate-stderr cr-e2b start "${ok_args[@]}" --setup 'pip install -e .' --dry-run --json
-  assert_success
-  run python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)["steps"]))' <<<"$output"
-  assert_output "git-identity clone install project-setup queue launch"
-}
-
-@test "a key's value or credentials in a package, a variable or a name are refused before anything reaches e2b" {
-  export GITHUB_TOKEN="$GITHUB_KEY_VALUE"
-  for option in "--pip git+https://x-access-token:$GITHUB_KEY_VALUE@github.com/o/p.git" "--apt pkg-$MODEL_KEY_VALUE" \
-      "--npm @o/p@https://u:pw@h/p.tgz" "--env PIP_INDEX_URL=https://__token__:pypi-AgEIcHlwaS5vcmc@h/simple" \
-      "--env STAGE=$GITHUB_KEY_VALUE" "--env npm_token=abcdefgh12345" "--from t-$MODEL_KEY_VALUE"; do
-    # shellcheck disable=SC2086 # an option and its value
-    run --separate-stderr cr-e2b template build --name acme $option
-    assert_failure 2
-    assert_one_error_line
-    [[ "$output" == *"holds the value of a secret"* || "$output" == *"holds a URL with credentials"* || "$output" == *"looks like a secret"* ]] ||
-      { echo "$option: $output" >&2; return 1; }
-    refute_output_contains "$GITHUB_KEY_VALUE"
-  done
-  no_sdk_calls
-}
-
-assert_output_lines() { output=$(cat); assert_output "$1"; }

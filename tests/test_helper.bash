@@ -478,3 +478,152 @@ github_repo() {
   make_repo
   git config --global url."$REPO".insteadOf https://github.com/acme/demo.git
 }
+
+# The clone of sbx1's worker, made by start_worker.
+workdir() { echo "$(sandbox_home)/repo"; }
+
+# A commit on the worker's epic branch, in its clone, not pushed.
+commit_in_worker() { # content [subject]
+  git -C "$(workdir)" checkout -q -B claude/wc-3-count
+  echo "$1" >"$(workdir)/count.txt"
+  git -C "$(workdir)" add count.txt
+  git -C "$(workdir)" commit -qm "${2:-count words}"
+}
+
+# A worker started for real (start_worker), its opening and brief run.
+idle_worker() {
+  start_worker
+  wait_idle
+}
+
+# start up to the sandbox's setup, which the fake fails at once: what start
+# asked of e2b and what it wrote is all recorded by then.
+start_until_setup() {
+  export FAKE_E2B_FAIL=command:setup
+  run --separate-stderr cr-e2b start --repo "${REPO:-https://github.com/you/app.git}" \
+    --profile backend --brief brief.md "$@"
+  assert_failure 1
+}
+
+# A field of the recorded Sandbox.create call: create_field NAME.
+create_field() { call_field Sandbox.create "$1"; }
+
+# A worker of the fake with profile P whose turn 1 ended as given, with the
+# verdict gate's record if VERDICT is given (see verdict):
+#   fleet_worker PROFILE EXIT IS_ERROR LAST_LINE [REASON [DENIED_COMMAND [VERDICT]]]
+# The sandbox id is left in $made; FLEET_SANDBOX=ID makes an existing sandbox
+# that worker; FLEET_OWNER, if set, is a new one's owner.
+fleet_worker() {
+  local home reason=null denials="" verdict="" first=brief
+  made=${FLEET_SANDBOX:-}
+  [ -n "$made" ] || made=$(python3 -c 'import sys, e2b; print(e2b.Sandbox.create(timeout=3600, metadata={"cr-e2b": "1",
+    "profile": sys.argv[1], "repo": sys.argv[2], "session": "s", **({"owner": sys.argv[3]} if sys.argv[3] else {})}).sandbox_id)' \
+    "$1" "${FLEET_REPO:-https://h/app.git}" "${FLEET_OWNER:-}")
+  # a verdict line's turn is of an EPIC brief of that epic
+  [[ $4 =~ ^EPIC\ ([^ ]+)\  ]] && first="EPIC ${BASH_REMATCH[1]}: branch claude/${BASH_REMATCH[1]}, scope ., grants -"
+  install_runner "$made"
+  home=$(sandbox_home "$made")
+  [ -n "${5:-}" ] && reason="\"$5\""
+  [ -n "${6:-}" ] && denials="{\"tool_name\":\"Bash\",\"tool_use_id\":\"t1\",\"tool_input\":{\"command\":\"$6\"}}"
+  [ -n "${7:-}" ] && verdict="{\"turn\":1,\"event\":\"verdict\",\"at\":\"2026-11-29T10:00:08Z\",$7}"
+  echo brief >"$home/.cr/queue/000001.md"
+  : >"$home/.cr/queue/000001.ended"
+  cat >"$home/.cr/turns.jsonl" <<EOF
+{"turn":1,"event":"queued","at":"2026-11-29T10:00:00Z","prompt":"queue/000001.md","first_line":"$first"}
+{"turn":1,"event":"started","at":"2026-11-29T10:00:01Z","try":1,"flag":"--session-id","log_at":0}
+{"turn":1,"event":"result","result":{"type":"result","is_error":$3,"result":"done\n$4","total_cost_usd":0.5,"permission_denials":[$denials]}}
+{"turn":1,"event":"spent","try":1,"by":"result","usd":0.5}
+$verdict
+{"turn":1,"event":"ended","at":"2026-11-29T10:00:09Z","exit":$2,"is_error":$3,"denials":0,"reason":$reason,"log_end":0}
+EOF
+  sleep 0.01  # started_at orders the rows
+}
+
+# The fleet's repository, which every later fleet_worker is started on: a bare
+# one (make_repo) whose claude/wc-1 is at READY_SHA; ready_worker claims it.
+fleet_repo() {
+  make_repo
+  git -C "$TEST_DIR/src" checkout -q -b claude/wc-1
+  git -C "$TEST_DIR/src" commit -q --allow-empty -m wc-1
+  git -C "$TEST_DIR/src" push -q "$TEST_DIR/origin.git" claude/wc-1
+  READY_SHA=$(git -C "$TEST_DIR/src" rev-parse HEAD)
+  FLEET_REPO=$REPO
+}
+
+ready_worker() {
+  fleet_worker ready 0 false "EPIC wc-1 READY $READY_SHA https://github.com/you/app/pull/7" "" "" "$(verdict ready true)"
+}
+
+# The gate's verdict record: verdict VERDICT OK [REASON...]
+verdict() {
+  local reasons="" reason
+  for reason in "${@:3}"; do reasons+="${reasons:+,}\"$reason\""; done
+  printf '"verdict":"%s","ok":%s,"by":"hook","blocks":%s,"sha":"4b825dc642cb","head":"4b825dc642cb6eb9a060e54bf8d69288fbee4904","branch":"claude/wc-1","pull_request":"https://github.com/you/app/pull/7","pr_checked":true,"checks":[{"command":"npm test","exit_code":0,"ms":3100}],"reasons":[%s]' \
+    "$1" "$2" $(($# - 2)) "$reasons"
+}
+
+# Turn 2 of the last fleet_worker, running for 12 minutes under a live runner.
+running_turn() {
+  local home
+  home=$(sandbox_home "$made")
+  echo next >"$home/.cr/queue/000002.md"
+  printf '{"turn":2,"event":"queued","at":"2026-11-29T10:00:10Z","prompt":"queue/000002.md","first_line":"next"}\n' >>"$home/.cr/turns.jsonl"
+  printf '{"turn":2,"event":"started","at":"%s","try":1,"flag":"--resume","log_at":0}\n' \
+    "$(date -u -d '-750 seconds' +%Y-%m-%dT%H:%M:%SZ)" >>"$home/.cr/turns.jsonl"
+  : >"$home/.cr/log"
+  touch -d '-150 seconds' "$home/.cr/log"
+  bash -c 'exec -a drain sleep 60' &
+  echo $! >"$home/.cr/runner.pid"
+}
+
+# Whether sbx1's setup is at its install step.
+in_install() { [ "$(cat "$(sandbox_home)/.cr/step" 2>/dev/null)" = install ]; }
+
+# sbx1 holding the recorded stream's log and turn records.
+with_worker_log() {
+  make_sandbox
+  cp "$FIXTURES/streams/worker.log" "$(sandbox_home)/.cr/log"
+  cp "$FIXTURES/streams/turns.jsonl" "$(sandbox_home)/.cr/turns.jsonl"
+}
+
+# The pids a STUB_HANG call left, and whether any of them still runs (a
+# zombie does not: here no init reaps what is orphaned).
+stub_children() { cat "$CLAUDE_STUB_DIR"/calls/*/children; }
+none_alive() {
+  local pid state
+  for pid in "$@"; do
+    state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+    if [ -n "$state" ] && [ "$state" != Z ]; then echo "still running: $pid ($state)" >&2; return 1; fi
+  done
+}
+
+# sbx1 after N ended turns of about 2.8 KB of records each, a denial in every
+# tenth, and the running cost growing by a cent a turn.
+with_turns() {
+  make_sandbox
+  python3 - "$1" "$(sandbox_home)/.cr" <<'PY'
+import json, os, sys
+count, cr = int(sys.argv[1]), sys.argv[2]
+with open(os.path.join(cr, "turns.jsonl"), "w") as records:
+    for n in range(1, count + 1):
+        denials = [{"tool_name": "Bash", "tool_use_id": f"toolu_{n}",
+                    "tool_input": {"command": "rm -rf /"}}] if n % 10 == 0 else []
+        result = {"type": "result", "is_error": False, "duration_ms": 1000, "result": "x" * 2400 + f"\nturn {n} done",
+                  "total_cost_usd": n / 100, "permission_denials": denials}
+        for event in ({"event": "queued", "at": "2026-11-29T10:00:00Z", "prompt": f"queue/{n:06d}.md", "first_line": f"brief {n}"},
+                      {"event": "started", "at": "2026-11-29T10:00:01Z", "flag": "--resume", "log_at": 0},
+                      {"event": "result", "result": result},
+                      {"event": "spent", "try": 1, "by": "result", "usd": n / 100},
+                      {"event": "ended", "at": "2026-11-29T10:00:02Z", "exit": 0, "is_error": False,
+                       "denials": len(denials), "log_end": 0}):
+            records.write(json.dumps({"turn": n, **event}, separators=(",", ":")) + "\n")
+        open(os.path.join(cr, "queue", f"{n:06d}.md"), "w").close()
+        open(os.path.join(cr, "queue", f"{n:06d}.ended"), "w").close()
+PY
+}
+
+# Bytes that came down the wire in the recorded calls.
+bytes_down() {
+  python3 -c 'import json,sys; print(sum(json.loads(l)["bytes_received"] for l in open(sys.argv[1])))' \
+    "$FAKE_E2B_DIR/calls.jsonl"
+}
