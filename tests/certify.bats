@@ -586,12 +586,40 @@ EOF
   assert_output_contains "$BRANCH-copy2 is not on acme/demo"
 }
 
+@test "a paused fork copy still cannot claim its parent's pull request: its own branch is judged, not the brief's" {
+  open_ready_worker
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  mkdir -p "$HOME/.local/state/cr-e2b/workers"
+  echo '{"copy": 2, "parent": "sbx1"}' >"$HOME/.local/state/cr-e2b/workers/$made.json"
+  run cr-e2b list
+  end_of_life "$made"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "$BRANCH-copy2 is not on acme/demo"
+  run cr-e2b list
+  assert_output_contains "paused: at its lifetime's end: undelivered $BRANCH-copy2 is not on acme/demo"
+}
+
 @test "two workers claiming one pull request are both said so, in list and in wait --all" {
   open_ready_worker
   first=$made
   claimed_worker "$(ready "$sha")"
   run cr-e2b list
   assert_output_contains "$first  backend  -  1 turn  \$0.00"
+  [ "$(grep -c "pull request #12 of acme/demo is claimed by" <<<"$output")" -eq 2 ]
+  run --separate-stderr cr-e2b wait --all
+  assert_failure 8
+  [ "$(grep -c "is claimed by" <<<"$stderr")" -eq 2 ]
+}
+
+@test "two workers claiming one pull request are both said so when one of them is paused" {
+  open_ready_worker
+  first=$made
+  claimed_worker "$(ready "$sha")"
+  run cr-e2b list
+  end_of_life "$made"
+  run cr-e2b list
   [ "$(grep -c "pull request #12 of acme/demo is claimed by" <<<"$output")" -eq 2 ]
   run --separate-stderr cr-e2b wait --all
   assert_failure 8
@@ -706,6 +734,33 @@ JSON
   refute_output_contains "green"
 }
 
+@test "a paused worker is judged on every epic asked of it: changes asked since on its first epic's pull request are 8" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  sha4=$(pushed claude/wc-4-more)
+  green="$(pull 13 claude/wc-4-more "$sha4" OPEN main false SUCCESS:test)"
+  github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:test), $green]"
+  claimed_worker "$(ready "$sha")" "$(python3 -c 'import json; print(json.dumps({"asked": json.dumps([
+    {"epic": "wc-3", "branch": "claude/wc-3-count", "scope": [], "grants": [], "turn": 2},
+    {"epic": "wc-4", "branch": "claude/wc-4-more", "scope": [], "grants": [], "turn": 3}])}))')"
+  printf 'brief\n' >"$(sandbox_home "$made")/.cr/queue/000003.md"
+  : >"$(sandbox_home "$made")/.cr/queue/000003.ended"
+  sed -e 's/"turn":2/"turn":3/' -e 's/000002/000003/' -e "s/EPIC wc-3: branch $(sed 's/\//\\\//g' <<<"$BRANCH")/EPIC wc-4: branch claude\/wc-4-more/" \
+    -e "s/EPIC wc-3 READY $sha https:\/\/github.com\/acme\/demo\/pull\/12/EPIC wc-4 READY $sha4 https:\/\/github.com\/acme\/demo\/pull\/13/" \
+    "$(sandbox_home "$made")/.cr/turns.jsonl" >>"$(sandbox_home "$made")/.cr/turns.jsonl.more"
+  cat "$(sandbox_home "$made")/.cr/turns.jsonl.more" >>"$(sandbox_home "$made")/.cr/turns.jsonl"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_success
+  run cr-e2b list
+  end_of_life "$made"
+  github_pulls "[$(PULL_EXTRA='{"reviewDecision": "CHANGES_REQUESTED"}' pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:test), $green]"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "changes requested on #12"
+}
+
 @test "a check that completes at once is no green for --ci-settle when the base branch has no checks" {
   github_repo
   github_api
@@ -719,6 +774,21 @@ JSON
   github_pulls "[$(pull 12 "$BRANCH" "$sha" OPEN main false SUCCESS:build "$(date -u -d '301 seconds ago' +%Y-%m-%dT%H:%M:%SZ)")]"
   run --separate-stderr cr-e2b wait --sandbox "$made"
   assert_success
+}
+
+@test "a head whose checks fail beyond the first 100 GitHub lists is ci red by GitHub's own state, not green" {
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  listed=$(python3 -c 'import json; print(json.dumps([{"__typename": "CheckRun", "name": "job%d" % n, "status": "COMPLETED",
+    "conclusion": "SUCCESS", "startedAt": "2020-01-01T00:00:00Z"} for n in range(100)]))')
+  rollup="{\"state\": \"FAILURE\", \"contexts\": {\"nodes\": $listed}}"
+  github_pulls "[$(PULL_EXTRA="{\"commits\": {\"nodes\": [{\"commit\": {\"oid\": \"$sha\", \"message\": \"work\", \"statusCheckRollup\": $rollup}}]}}" pull 12 "$BRANCH" "$sha")]"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
+  run --separate-stderr cr-e2b wait --sandbox "$made"
+  assert_failure 8
+  assert_one_error_line
+  assert_output_contains "(checks beyond the first 100)"
 }
 
 @test "a writer's CHANGES_REQUESTED is GitHub's word too: not green with no watch, or a forged one" {
@@ -744,6 +814,28 @@ JSON
   rm -f "$TEST_DIR/github.log"* "$TEST_DIR/github.port"
   github_api
   github_pulls "[$(pull 12 "$BRANCH" "$sha")]"
+  run --separate-stderr cr-e2b wait --sandbox "$made" --retry-for 0
+  assert_failure 7
+  assert_one_error_line
+  assert_output_contains "GitHub's rate limit for this token is spent"
+}
+
+@test "GitHub's secondary rate limit (a 403 with a retry-after) is try again later, 7, never 8" {
+  export FAKE_GITHUB_SECONDARY=1
+  open_ready_worker
+  run --separate-stderr cr-e2b wait --sandbox "$made" --retry-for 0
+  assert_failure 7
+  assert_one_error_line
+  assert_output_contains "GitHub's rate limit for this token is spent"
+}
+
+@test "a branch gone from the remote while GitHub is rate limited is try again later, 7 (merged and deleted, perhaps), not 8" {
+  export FAKE_GITHUB_LIMITED=1000
+  github_repo
+  github_api
+  sha=$(pushed "$BRANCH")
+  git -C "$TEST_DIR/src" push -q "$TEST_DIR/origin.git" --delete "$BRANCH"
+  claimed_worker "$(ready "$sha")" "$(asked_metadata)"
   run --separate-stderr cr-e2b wait --sandbox "$made" --retry-for 0
   assert_failure 7
   assert_one_error_line
