@@ -759,6 +759,9 @@ JSON
   assert_failure 8
   assert_one_error_line
   assert_output_contains "changes requested on #12"
+  run cr-e2b list --json
+  run python3 -c 'import json, sys; print(*(e["state"] for e in json.loads(sys.argv[1])["sandboxes"][0]["epics"]))' "$output"
+  assert_output "changes-requested ok"
 }
 
 @test "a check that completes at once is no green for --ci-settle when the base branch has no checks" {
@@ -840,6 +843,21 @@ JSON
   assert_failure 7
   assert_one_error_line
   assert_output_contains "GitHub's rate limit for this token is spent"
+}
+
+@test "a READY GitHub cannot confirm for now while the sandbox's watch runs is work left, which supervise carries on" {
+  export FAKE_GITHUB_LIMITED=1000
+  open_ready_worker
+  ci_record watching
+  home=$(sandbox_home "$made")
+  python3 -c 'import time; time.sleep(30)' "$home/.cr" watch &
+  echo $! >"$home/.cr/ci.pid"
+  run cr-e2b list --json --retry-for 0
+  [ "$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["sandboxes"][0]["work_left"])' "$output")" = True ]
+  end_of_life "$made"
+  run --separate-stderr cr-e2b supervise --mine --once --retry-for 0
+  assert_output_contains "resumed $made"
+  kill "$(cat "$home/.cr/ci.pid")"
 }
 
 @test "a pull request GitHub could not give this time (an error on its alias) is no verdict: 7, not 8" {
